@@ -1,0 +1,1 @@
+"""Benchmarks against real agentls processes and the loopback fake model."""

@@ -1,0 +1,101 @@
+"""A minimal LSP-framed JSON-RPC client for benchmarks (no test framework, no pygls)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(
+        AGENTLS_HOME=str(home / "data"),
+        XDG_CONFIG_HOME=str(home / "config"),
+        HOME=str(home),
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+class Connection:
+    def __init__(self, proc: asyncio.subprocess.Process):
+        self.proc = proc
+        self._ids = itertools.count(1)
+        self._buf = b""
+        self.notifications: list[tuple[float, dict[str, Any]]] = []
+
+    @classmethod
+    async def spawn(cls, env: dict[str, str], *args: str) -> Connection:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "server.cli",
+            "serve",
+            *args,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        return cls(proc)
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def _frame(self) -> dict[str, Any]:
+        while b"\r\n\r\n" not in self._buf:
+            chunk = await self.proc.stdout.read(65536)
+            if not chunk:
+                raise EOFError("server closed stdout")
+            self._buf += chunk
+        header, rest = self._buf.split(b"\r\n\r\n", 1)
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        while len(rest) < length:
+            rest += await self.proc.stdout.read(65536)
+        self._buf = rest[length:]
+        return json.loads(rest[:length])
+
+    async def call(self, method: str, params: Any) -> Any:
+        msg_id = next(self._ids)
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        while True:
+            frame = await self._frame()
+            if frame.get("id") == msg_id and "method" not in frame:
+                if "error" in frame:
+                    raise RuntimeError(frame["error"])
+                return frame["result"]
+            if "method" in frame and "id" in frame:  # server->client request: allow
+                self.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": frame["id"],
+                        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+                    }
+                )
+            elif "method" in frame:
+                self.notifications.append((time.perf_counter(), frame))
+
+    async def initialize(self) -> Any:
+        caps = {"experimental": {"agentls": {"permissions": True, "questions": True}}}
+        result = await self.call("initialize", {"processId": None, "capabilities": caps})
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        return result
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.call("shutdown", None), 5)
+            self.send({"jsonrpc": "2.0", "method": "exit"})
+            await asyncio.wait_for(self.proc.wait(), 5)
+        except (TimeoutError, EOFError, ConnectionError):
+            self.proc.kill()
+            await self.proc.wait()

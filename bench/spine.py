@@ -1,0 +1,82 @@
+"""Cold start (spawn -> initialize result) and a warm two-step turn (read_file, then answer)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.lsp import Connection, bench_env
+from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+
+
+async def cold_start(home: Path) -> float:
+    started = time.perf_counter()
+    conn = await Connection.spawn(bench_env(home))
+    await conn.initialize()
+    elapsed = time.perf_counter() - started
+    await conn.close()
+    return elapsed
+
+
+async def warm_turns(home: Path, fake: FakeModelServer, runs: int) -> list[float]:
+    ws = home / "ws"
+    (ws / ".agentls").mkdir(parents=True, exist_ok=True)
+    (ws / "notes.txt").write_text("hello\n" * 50)
+    (ws / ".agentls" / "config.json").write_text(
+        json.dumps(
+            {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}}
+        )
+    )
+    conn = await Connection.spawn(bench_env(home, OPENAI_API_KEY="bench"))
+    await conn.initialize()
+    session = (await conn.call("session/new", {"cwd": str(ws)}))["sessionId"]
+    times = []
+    for i in range(runs + 1):
+        fake.script(
+            Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+            Reply(text="It says hello fifty times."),
+        )
+        started = time.perf_counter()
+        result = await conn.call(
+            "session/prompt",
+            {"sessionId": session, "prompt": [{"type": "text", "text": "read notes"}]},
+        )
+        assert result["terminal"] == "completed", result
+        if i:  # the first turn imports the provider SDK
+            times.append(time.perf_counter() - started)
+    await conn.close()
+    return times
+
+
+def import_time() -> float:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import server.cli, server.frontends.jsonrpc"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    total = 0
+    for line in out.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[2].strip() in ("server.cli", "server.frontends.jsonrpc"):
+            total += int(parts[1].strip())
+    return total / 1e6
+
+
+def run(repeats: int = 5) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as fake:
+        home = Path(tmp)
+        colds = [asyncio.run(cold_start(home)) for _ in range(repeats)]
+        warm = asyncio.run(warm_turns(home, fake, repeats * 4))
+    return {
+        "cold_start_initialize_s": statistics.median(colds),
+        "serve_import_s": statistics.median(import_time() for _ in range(3)),
+        "warm_two_step_turn_ms": statistics.median(warm) * 1000,
+        "warm_two_step_turn_p90_ms": sorted(warm)[int(len(warm) * 0.9) - 1] * 1000,
+    }

@@ -1,0 +1,70 @@
+"""Generate the protocol's JSON Schema from the method table.
+
+python -m protocol.schema           # rewrite protocol/schema/agentls.schema.json
+python -m protocol.schema --check   # exit 1 when the committed file is stale
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pydantic.json_schema import models_json_schema
+
+from protocol.errors import ERROR_CODES
+from protocol.methods import METHODS, PROTOCOL_VERSION
+
+SCHEMA_PATH = Path(__file__).parent / "schema" / "agentls.schema.json"
+REGENERATE = "python -m protocol.schema"
+
+
+def build_schema() -> dict:
+    models = {m.params for m in METHODS} | {m.result for m in METHODS if m.result}
+    ordered = sorted(models, key=lambda m: m.__name__)
+    refs, schema = models_json_schema(
+        [(m, "validation") for m in ordered],
+        by_alias=True,
+        ref_template="#/$defs/{model}",
+    )
+
+    def ref(model):
+        return refs[(model, "validation")]
+
+    methods = {}
+    for m in METHODS:
+        entry = {"direction": m.direction, "description": m.doc, "params": ref(m.params)}
+        if m.result is None:
+            entry["notification"] = True
+        else:
+            entry["result"] = ref(m.result)
+        methods[m.name] = entry
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "agentls JSON-RPC protocol",
+        "protocolVersion": PROTOCOL_VERSION,
+        "methods": methods,
+        "errors": {str(code): text for code, text in ERROR_CODES.items()},
+        "$defs": schema["$defs"],
+    }
+
+
+def render() -> str:
+    return json.dumps(build_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        current = SCHEMA_PATH.read_text() if SCHEMA_PATH.exists() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH} is stale; run `{REGENERATE}`", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA_PATH.write_text(text)
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,186 @@
+"""The `session/update` union: everything a turn streams to the client, tagged on `kind`.
+
+Clients must ignore kinds they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from protocol.base import WireModel
+
+Terminal = Literal["completed", "aborted", "failed", "timed_out"]
+StopReason = Literal[
+    "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error", "timeout"
+]
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
+ToolStatus = Literal["in_progress", "completed", "failed", "denied"]
+
+
+class Usage(WireModel):
+    """Token counts, summed over the model calls they cover."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class Location(WireModel):
+    """A file (and optionally a line) a tool call touches, for follow-along in the editor."""
+
+    path: str
+    line: int | None = None
+
+
+class Diff(WireModel):
+    """A whole-file change made by an edit tool."""
+
+    path: str
+    old_text: str | None = None
+    """None when the file was created."""
+    new_text: str
+
+
+class UserMessageChunk(WireModel):
+    """Text the user sent (replayed by session/load)."""
+
+    kind: Literal["user_message_chunk"] = "user_message_chunk"
+    text: str
+
+
+class AgentMessageChunk(WireModel):
+    """A piece of the assistant's answer, streamed."""
+
+    kind: Literal["agent_message_chunk"] = "agent_message_chunk"
+    text: str
+
+
+class AgentThoughtChunk(WireModel):
+    """A piece of the model's visible thinking, streamed."""
+
+    kind: Literal["agent_thought_chunk"] = "agent_thought_chunk"
+    text: str
+
+
+class ToolCall(WireModel):
+    """The model asked for a tool; sent before it runs (and before any permission prompt)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    title: str
+    """Short human title for the tool card, e.g. "Read src/app.py"."""
+    tool_kind: ToolKind = Field(alias="toolKind")
+    """What the tool does, for the card's icon."""
+    input: dict[str, Any]
+    locations: list[Location] | None = None
+
+
+class ToolCallUpdate(WireModel):
+    """Progress or outcome of a tool call."""
+
+    kind: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    status: ToolStatus
+    output: str | None = None
+    """The result as the model sees it (capped at 50,000 characters)."""
+    error: str | None = None
+    diff: Diff | None = None
+
+
+class StepFinish(WireModel):
+    """One model call finished."""
+
+    kind: Literal["step_finish"] = "step_finish"
+    step: int
+    finish_reason: str
+    usage: Usage
+
+
+class PlanEntry(WireModel):
+    id: str
+    content: str
+    status: Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+class Plan(WireModel):
+    """The agent's todo list, replaced whole on every change."""
+
+    kind: Literal["plan"] = "plan"
+    entries: list[PlanEntry]
+
+
+class QuestionNote(WireModel):
+    """Mirror of a `session/ask_question` request and its outcome, for logs and observers."""
+
+    kind: Literal["question"] = "question"
+    questions: list[dict[str, Any]]
+    outcome: str | None = None
+
+
+class PermissionNote(WireModel):
+    """Mirror of a `session/request_permission` request and its outcome."""
+
+    kind: Literal["permission"] = "permission"
+    tool_call_id: str
+    outcome: str | None = None
+
+
+class SubagentUpdate(WireModel):
+    """A subagent started, progressed or finished."""
+
+    kind: Literal["subagent"] = "subagent"
+    id: str
+    profile: str
+    status: Literal["running", "completed", "failed", "aborted"]
+    summary: str | None = None
+    output_files: list[str] | None = None
+
+
+class ModelSwitched(WireModel):
+    """The session moved to another model (vision routing, set_model)."""
+
+    kind: Literal["model_switched"] = "model_switched"
+    model: str
+    reason: str
+
+
+class Compaction(WireModel):
+    """History was compacted to fit the context window (token estimates)."""
+
+    kind: Literal["compaction"] = "compaction"
+    before: int
+    after: int
+
+
+class TurnEnd(WireModel):
+    """Always the last update of a turn; mirrors the `session/prompt` result."""
+
+    kind: Literal["turn_end"] = "turn_end"
+    terminal: Terminal
+    stop_reason: StopReason
+    usage: Usage
+    error: str | None = None
+
+
+SessionUpdateKind = Annotated[
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCall
+    | ToolCallUpdate
+    | StepFinish
+    | Plan
+    | QuestionNote
+    | PermissionNote
+    | SubagentUpdate
+    | ModelSwitched
+    | Compaction
+    | TurnEnd,
+    Field(discriminator="kind"),
+]
+
+UPDATE_ADAPTER: TypeAdapter[SessionUpdateKind] = TypeAdapter(SessionUpdateKind)

@@ -1,0 +1,3 @@
+"""agentls: an editor backend for coding agents."""
+
+__version__ = "0.1.0"

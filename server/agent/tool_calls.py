@@ -1,0 +1,167 @@
+"""Running the tool calls of one model reply: validate, check permission, run, report.
+
+Every failure becomes a tool result the model reads; only cancellation escapes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import ValidationError
+
+from protocol.methods import ToolCallRef
+from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
+from server import permissions
+from server.engines.base import TurnSink, UserNotReachable
+from server.providers.messages import ToolCallPart, ToolResultPart
+from server.tools.base import Tool, ToolError, ToolResult, render
+
+if TYPE_CHECKING:
+    from server.engines.native import NativeSession
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = "Interrupted: the user cancelled the turn before this tool call finished."
+
+
+def _parse(tool: Tool | None, call: ToolCallPart) -> Any:
+    return tool.Input.model_validate(call.arguments) if tool else None
+
+
+def announce(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> None:
+    tool = session.tools.get(call.name)
+    title, kind, locations = call.name, "other", None
+    if tool:
+        kind = tool.kind
+        try:
+            args = _parse(tool, call)
+            title = tool.title(args)
+            locations = [Location(path=str(session.tool_ctx.resolve(p))) for p in tool.paths(args)]
+        except ValidationError:
+            pass
+    sink.emit(
+        ToolCall(
+            tool_call_id=call.id,
+            name=call.name,
+            title=title,
+            tool_kind=kind,
+            input=call.arguments,
+            locations=locations or None,
+        )
+    )
+
+
+async def run_tool_calls(
+    session: NativeSession, calls: Sequence[ToolCallPart], sink: TurnSink
+) -> list[ToolResultPart]:
+    """Read-only calls in a row run concurrently; others one at a time, in order."""
+    results: dict[str, ToolResultPart] = {}
+
+    async def run_into(call: ToolCallPart) -> None:
+        results[call.id] = await run_one(session, call, sink)
+
+    try:
+        batch: list[ToolCallPart] = []
+        for call in [*calls, None]:
+            tool = session.tools.get(call.name) if call else None
+            if call and tool and tool.read_only:
+                batch.append(call)
+                continue
+            if batch:
+                async with anyio.create_task_group() as tg:
+                    for queued in batch:
+                        tg.start_soon(run_into, queued)
+                batch = []
+            if call:
+                await run_into(call)
+    finally:
+        for call in calls:
+            results.setdefault(call.id, ToolResultPart(call.id, call.name, INTERRUPTED, True))
+    return [results[c.id] for c in calls]
+
+
+async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> ToolResultPart:
+    def fail(message: str, status: str = "failed") -> ToolResultPart:
+        sink.emit(ToolCallUpdate(tool_call_id=call.id, status=status, error=message))
+        return ToolResultPart(call.id, call.name, message, is_error=True)
+
+    tool = session.tools.get(call.name)
+    if tool is None:
+        known = ", ".join(sorted(session.tools))
+        return fail(f"Unknown tool {call.name!r}. Available tools: {known}.")
+    try:
+        args = _parse(tool, call)
+    except ValidationError as exc:
+        return fail(f"Invalid arguments for {call.name}: {_describe(exc)}")
+
+    refusal = await _check_permission(session, tool, args, call, sink)
+    if refusal:
+        return fail(refusal, "denied")
+
+    sink.emit(ToolCallUpdate(tool_call_id=call.id, status="in_progress"))
+    try:
+        outcome = await tool.run(session.tool_ctx, args)
+    except ToolError as exc:
+        return fail(str(exc))
+    except Exception as exc:
+        log.exception("tool %s crashed", call.name)
+        return fail(f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+    result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+    text = render(result.content)
+    if result.is_error:
+        return fail(text)
+    diff = result.diff and Diff(
+        path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text
+    )
+    sink.emit(ToolCallUpdate(tool_call_id=call.id, status="completed", output=text, diff=diff))
+    return ToolResultPart(call.id, call.name, text)
+
+
+async def _check_permission(
+    session: NativeSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
+) -> str | None:
+    """None when the call may run, else the message the model gets."""
+    decision = permissions.decide(tool, args, session.tool_ctx, session.permissions)
+    if decision.action == "allow":
+        return None
+    if decision.action == "deny":
+        return f"Not allowed: {decision.reason}."
+    ref = ToolCallRef(
+        tool_call_id=call.id,
+        name=call.name,
+        title=tool.title(args),
+        input=call.arguments,
+        reason=decision.reason or None,
+    )
+    kind = None
+    try:
+        with anyio.move_on_after(session.approval_timeout):
+            reply = await sink.request_permission(ref, permissions.options_for(decision))
+            if reply.outcome.outcome == "selected":
+                kind = reply.outcome.option_id
+    except UserNotReachable:
+        return (
+            "Not allowed: this call needs the user's approval and no one can answer. "
+            "Continue without it or explain what you would do."
+        )
+    if kind in ("allow_once", "allow_always"):
+        permissions.remember(session.permissions, decision, kind)
+        return None
+    if kind is None:
+        return "The user did not answer the permission request in time; the call was not run."
+    permissions.remember(session.permissions, decision, kind)
+    return (
+        "The user denied this tool call. Do not retry it in another form; "
+        "ask the user or choose another approach."
+    )
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(input)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)

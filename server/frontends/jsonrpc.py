@@ -1,0 +1,451 @@
+"""The native front door: JSON-RPC 2.0 with LSP framing over stdio, on pygls.
+
+Layers: bytes -> frames (`read_frames`, which resyncs after garbage or a wrong Content-Length)
+-> JSON-RPC envelope checks -> one dispatch path built from `protocol.methods.METHODS` ->
+the session service. Params reach handlers as plain dicts and are validated by pydantic;
+results go out by alias.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+import threading
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, BinaryIO
+
+import attrs
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
+
+from protocol import errors
+from protocol.base import WireModel
+from protocol.methods import (
+    BY_NAME,
+    METHODS,
+    PROTOCOL_VERSION,
+    AskQuestionParams,
+    AskQuestionResult,
+    Empty,
+    EngineInfo,
+    EnginesListResult,
+    Method,
+    ModelsListResult,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionUpdateParams,
+    SteerResult,
+)
+from server import __version__
+from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+
+log = logging.getLogger(__name__)
+
+CONTENT_LENGTH = re.compile(rb"Content-Length:\s*(\d+)", re.IGNORECASE)
+MAX_FRAME = 64 * 1024 * 1024
+
+
+# -- wire messages that keep params and results as plain dicts -------------------------------
+
+
+@attrs.define
+class RawRequest:
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawResponse:
+    id: int | str
+    jsonrpc: str
+    result: Any = None
+
+
+def make_converter():
+    converter = default_converter()
+    for cls in (RawRequest, RawNotification, RawResponse):
+        fields = [f.name for f in attrs.fields(cls)]
+        converter.register_structure_hook(
+            cls, lambda obj, c, fields=fields: c(**{k: obj[k] for k in fields if k in obj})
+        )
+    return converter
+
+
+class AgentlsProtocol(LanguageServerProtocol):
+    """LSP lifecycle from pygls, agentls methods as raw dicts (server and client side)."""
+
+    client_agentls: dict[str, Any] = {}
+    on_cancel_request: Callable[[Any], bool] | None = None
+
+    def get_message_type(self, method: str):
+        if method in BY_NAME:
+            return RawNotification if BY_NAME[method].is_notification else RawRequest
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str):
+        if method in BY_NAME:
+            return RawResponse
+        return super().get_result_type(method)
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        experimental = params.capabilities.experimental
+        if isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict):
+            self.client_agentls = experimental["agentls"]
+        result.capabilities.experimental = {"agentls": server_capabilities()}
+        return result
+
+    def _handle_cancel_notification(self, msg_id):
+        # A cancelled session/prompt must end with an `aborted` terminal, not a dropped future.
+        if self.on_cancel_request and self.on_cancel_request(msg_id):
+            return
+        super()._handle_cancel_notification(msg_id)
+
+
+def server_capabilities() -> dict[str, Any]:
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "version": __version__,
+        "engines": ["native"],
+        "providers": ["anthropic", "openai", "scripted"],
+        "features": ["steer", "images", "permissions", "questions"],
+    }
+
+
+# -- framing ----------------------------------------------------------------------------------
+
+
+class StdinChunks:
+    """Reads stdin on a daemon thread (a blocked read must never hold the process open)."""
+
+    def __init__(self, stream: BinaryIO):
+        self._stream = stream
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._pump, args=(loop,), daemon=True).start()
+
+    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
+        read = getattr(self._stream, "read1", self._stream.read)
+        while True:
+            try:
+                chunk = read(65536)
+            except (OSError, ValueError):
+                chunk = b""
+            loop.call_soon_threadsafe(self._queue.put_nowait, chunk)
+            if not chunk:
+                return
+
+    async def next(self) -> bytes:
+        return await self._queue.get()
+
+
+async def read_frames(next_chunk: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes | None]:
+    """Yield frame bodies. Yields None for a frame that could not be delimited."""
+    buf = bytearray()
+    eof = False
+    while True:
+        header_end = buf.find(b"\r\n\r\n")
+        match = CONTENT_LENGTH.search(buf, 0, header_end if header_end >= 0 else len(buf))
+        if match and header_end >= 0:
+            length = int(match.group(1))
+            if length > MAX_FRAME:
+                del buf[: header_end + 4]
+                yield None
+                continue
+            start = header_end + 4
+            while len(buf) < start + length and not eof:
+                chunk = await next_chunk()
+                eof = not chunk
+                buf += chunk
+            body = bytes(buf[start : start + length])
+            # A Content-Length that overruns into the next frame: resync at that frame's header.
+            nxt = CONTENT_LENGTH.search(body)
+            if nxt and _unparseable(body):
+                del buf[: start + nxt.start()]
+                yield None
+                continue
+            del buf[: start + length]
+            yield body
+            continue
+        if eof:
+            return
+        chunk = await next_chunk()
+        eof = not chunk
+        buf += chunk
+        if not match and header_end < 0 and len(buf) > 65536 and not CONTENT_LENGTH.search(buf):
+            del buf[:-32]  # garbage without any header: keep a tail in case one starts there
+
+
+def _unparseable(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except ValueError:
+        return True
+    return False
+
+
+# -- the channel the session service talks through --------------------------------------------
+
+
+class JsonRpcChannel:
+    def __init__(self, protocol: AgentlsProtocol):
+        self.protocol = protocol
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        caps = self.protocol.client_agentls
+        return ClientCapabilities(
+            questions=bool(caps.get("questions")),
+            permissions=bool(caps.get("permissions")),
+            images=bool(caps.get("images")),
+            diffs=bool(caps.get("diffs")),
+        )
+
+    def send_update(self, params: SessionUpdateParams) -> None:
+        self.protocol.notify("session/update", params.to_wire())
+
+    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        raw = await self._request("session/request_permission", params)
+        try:
+            return RequestPermissionResult.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed permission answer %r; treated as cancelled", raw)
+            return RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
+
+    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        raw = await self._request("session/ask_question", params)
+        try:
+            return AskQuestionResult.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed question answer %r; treated as declined", raw)
+            return AskQuestionResult(declined=True)
+
+    async def _request(self, method: str, params: WireModel) -> Any:
+        msg_id = f"agentls-{uuid.uuid4().hex[:12]}"
+        future = self.protocol.send_request(method, params.to_wire(), msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.notify(lsp.CANCEL_REQUEST, {"id": msg_id})
+            raise
+
+
+# -- dispatch ---------------------------------------------------------------------------------
+
+
+class Handlers:
+    """One coroutine per client->server method, named after it (`session/new` -> session_new)."""
+
+    def __init__(self, service: SessionService):
+        self.service = service
+
+    async def session_new(self, p):
+        return await self.service.new_session(p)
+
+    async def session_prompt(self, p):
+        return await self.service.prompt(p)
+
+    async def session_cancel(self, p):
+        self.service.cancel(p.session_id)
+
+    async def session_steer(self, p):
+        text = "\n".join(getattr(b, "text", "") for b in p.prompt)
+        self.service.steer(p.session_id, text)
+        return SteerResult(queued=True)
+
+    async def session_set_model(self, p):
+        self.service.set_model(p.session_id, p.model_id)
+        return Empty()
+
+    async def session_set_mode(self, p):
+        self.service.set_mode(p.session_id, p.mode_id)
+        return Empty()
+
+    async def session_close(self, p):
+        await self.service.close(p.session_id)
+        return Empty()
+
+    async def models_list(self, p):
+        from server.providers.catalog import models_for
+
+        return ModelsListResult(models=models_for(p.provider))
+
+    async def engines_list(self, p):
+        return EnginesListResult(
+            engines=[
+                EngineInfo(id=e, name=e, available=True, description="agentls's own agent loop")
+                for e in self.service.engines
+            ]
+        )
+
+
+def handler_name(method: Method) -> str:
+    return method.name.replace("/", "_")
+
+
+def invalid_params(exc: ValidationError) -> JsonRpcException:
+    problems = [
+        {"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"], "type": e["type"]}
+        for e in exc.errors()
+    ]
+    summary = "; ".join(f"{p['path'] or '(params)'}: {p['message']}" for p in problems)
+    return JsonRpcException(f"invalid params: {summary}", errors.INVALID_PARAMS, problems)
+
+
+def bind(method: Method, impl: Callable[[Any], Awaitable[Any]]):
+    async def handle(params: Any) -> Any:
+        try:
+            parsed = method.params.model_validate(params if params is not None else {})
+        except ValidationError as exc:
+            raise invalid_params(exc) from None
+        try:
+            result = await impl(parsed)
+        except ServiceError as exc:
+            raise JsonRpcException(str(exc), exc.code) from None
+        return result.to_wire() if isinstance(result, WireModel) else result
+
+    return handle
+
+
+class AgentlsServer(LanguageServer):
+    def __init__(self, service_factory: Callable[[JsonRpcChannel], SessionService]):
+        super().__init__(
+            "agentls", __version__, protocol_cls=AgentlsProtocol, converter_factory=make_converter
+        )
+        self.channel = JsonRpcChannel(self.protocol)
+        self.service = service_factory(self.channel)
+        self._prompt_ids: dict[Any, str] = {}
+        self.protocol.on_cancel_request = self._cancel_prompt
+        handlers = Handlers(self.service)
+        for method in METHODS:
+            if method.direction == "client_to_server":
+                impl = getattr(handlers, handler_name(method))
+                if method.name == "session/prompt":
+                    impl = self._tracked(impl)
+                self.protocol.fm.features[method.name] = bind(method, impl)
+        self.protocol.fm.features[lsp.SHUTDOWN] = self._on_shutdown
+
+    def _tracked(self, impl):
+        async def prompt(p):
+            msg_id = self.protocol.msg_id
+            self._prompt_ids[msg_id] = p.session_id
+            try:
+                return await impl(p)
+            finally:
+                self._prompt_ids.pop(msg_id, None)
+
+        return prompt
+
+    def _cancel_prompt(self, msg_id: Any) -> bool:
+        session_id = self._prompt_ids.get(msg_id)
+        if session_id is None:
+            return False
+        self.service.cancel(session_id)
+        return True
+
+    def _on_shutdown(self, *args):
+        for session_id in list(self.service.sessions):
+            self.service.cancel(session_id)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.warning("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    # -- the message loop ------------------------------------------------------------------
+
+    def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
+
+    def handle_frame(self, body: bytes | None) -> None:
+        if body is None:
+            self.send_error(None, errors.PARSE_ERROR, "unreadable frame (bad Content-Length)")
+            return
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            self.send_error(None, errors.PARSE_ERROR, f"parse error: {exc}")
+            return
+        problem = envelope_problem(data)
+        if problem:
+            msg_id = data.get("id") if isinstance(data, dict) else None
+            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+            self.send_error(msg_id if valid_id else None, errors.INVALID_REQUEST, problem)
+            return
+        if "method" in data:
+            data.setdefault("params", None)
+        try:
+            message = self.protocol.structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data:
+                self.send_error(data["id"], exc.code, exc.message or "invalid params")
+            return
+        self.protocol.handle_message(message)
+
+    async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        from pygls.io_ import StdoutWriter
+
+        self.protocol.set_writer(StdoutWriter(stdout))
+        chunks = StdinChunks(stdin)
+        try:
+            async for body in read_frames(chunks.next):
+                try:
+                    self.handle_frame(body)
+                except SystemExit:
+                    raise
+                except Exception:
+                    log.exception("failed to handle a frame")
+        finally:
+            await self.service.close_all()
+
+
+def envelope_problem(data: Any) -> str | None:
+    if isinstance(data, list):
+        return "batch requests are not supported"
+    if not isinstance(data, dict):
+        return "a JSON-RPC message must be an object"
+    if data.get("jsonrpc") != "2.0":
+        return 'missing or wrong "jsonrpc" (must be "2.0")'
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return '"method" must be a string'
+        if "id" in data and (
+            not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)
+        ):
+            return '"id" must be a string or an integer'
+        return None
+    if "id" in data and ("result" in data or "error" in data):
+        return None
+    return "neither a request, a notification nor a response"
+
+
+def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> int:
+    server = AgentlsServer(service_factory)
+    try:
+        asyncio.run(server.serve(sys.stdin.buffer, sys.stdout.buffer))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        log.warning("the client went away")
+        return 0
+    return 0

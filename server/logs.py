@@ -1,0 +1,37 @@
+"""Logging: stderr and a file in the data dir. stdout belongs to the protocol."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+
+def data_dir() -> Path:
+    home = os.environ.get("AGENTLS_HOME")
+    if home:
+        return Path(home)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("agentls", appauthor=False))
+
+
+def setup_logging(name: str) -> None:
+    level = getattr(logging, os.environ.get("AGENTLS_LOG", "WARNING").upper(), logging.WARNING)
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    try:
+        log_dir = data_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_dir / f"{name}.log", encoding="utf-8"))
+    except OSError:
+        pass
+    logging.basicConfig(
+        level=level,
+        handlers=handlers,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    # pygls logs every frame at INFO; keep the protocol out of the logs unless asked.
+    if level > logging.DEBUG:
+        logging.getLogger("pygls").setLevel(max(level, logging.WARNING))

@@ -1,0 +1,272 @@
+"""Anthropic messages API, through the official SDK: thinking, image blocks, prompt caching.
+
+The SDK is imported in `create`, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from server.providers.base import Provider, ProviderSettings
+from server.providers.errors import (
+    connection_error,
+    missing_key_error,
+    status_error,
+    stream_error,
+    timeout_error,
+)
+from server.providers.messages import (
+    Finish,
+    ImagePart,
+    Message,
+    ModelRequest,
+    Part,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingPart,
+    ToolCallPart,
+    ToolCallReady,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MAX_TOKENS = 8192
+_CACHE = {"type": "ephemeral"}
+_STOP: dict[str, Any] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+def create(settings: ProviderSettings) -> Provider:
+    import anthropic
+
+    name = settings.provider or "anthropic"
+    try:
+        client = anthropic.AsyncAnthropic(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout,
+        )
+    except anthropic.AnthropicError as exc:  # e.g. an unreadable credentials profile
+        raise ProviderError(f"{name}: {exc} (or set {KEY_ENV})") from exc
+    if client.api_key is None and client.auth_token is None and client.credentials is None:
+        raise missing_key_error(name, KEY_ENV)
+    return AnthropicProvider(client, anthropic, name=name, model=settings.model)
+
+
+class AnthropicProvider:
+    """Streams one `messages.create` call and maps its raw events to normalized stream events."""
+
+    def __init__(self, client: Any, sdk: Any, *, name: str, model: str) -> None:
+        self.name = name
+        self._client = client
+        self._sdk = sdk
+        self._model = model
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = build_params(request, default_model=self._model)
+        async with self._translated_errors():
+            stream = await self._client.messages.create(**params)
+            try:
+                reader = _EventReader()
+                async for raw in stream:
+                    for event in reader.feed(raw):
+                        yield event
+                yield reader.finish()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stream.close()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    @asynccontextmanager
+    async def _translated_errors(self) -> AsyncIterator[None]:
+        sdk, base_url = self._sdk, str(self._client.base_url)
+        try:
+            yield
+        except sdk.APIStatusError as exc:
+            if exc.status_code < 400:  # an `event: error` inside a 200 stream
+                raise stream_error(self.name, exc.body, exc.message) from exc
+            raise status_error(self.name, exc.status_code, exc.body, key_env=KEY_ENV) from exc
+        except sdk.APITimeoutError as exc:
+            raise timeout_error(self.name, base_url) from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_error(self.name, base_url, exc) from exc
+        except sdk.APIError as exc:
+            raise stream_error(self.name, exc.body, exc.message) from exc
+        except sdk.AnthropicError as exc:
+            raise ProviderError(f"{self.name}: {exc}") from exc
+
+
+def build_params(request: ModelRequest, *, default_model: str = "") -> dict[str, Any]:
+    """The keyword arguments for `messages.create`."""
+    params: dict[str, Any] = {
+        "model": request.model or default_model,
+        "messages": to_wire_messages(request.messages),
+        "stream": True,
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": _CACHE}]
+    if request.tools:
+        params["tools"] = to_wire_tools(request.tools)
+    params.update(_options(request.options))
+    return params
+
+
+def to_wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    wire = [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+    ]
+    wire[-1]["cache_control"] = _CACHE
+    return wire
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    # No temperature/top_p: API version 2026-10-21, which this SDK sends, rejects them.
+    out: dict[str, Any] = {"max_tokens": options.get("maxTokens") or DEFAULT_MAX_TOKENS}
+    if isinstance(options.get("thinking"), dict):
+        out["thinking"] = options["thinking"]
+    output_config = options.get("output_config", options.get("outputConfig"))
+    if isinstance(output_config, dict):
+        out["output_config"] = output_config
+    if isinstance(options.get("stop"), list):
+        out["stop_sequences"] = options["stop"]
+    return out
+
+
+def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Normalized messages as alternating user/assistant messages; tool results become user."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _assistant_blocks(message) if role == "assistant" else _user_blocks(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for wire in out:
+        if wire["role"] == "user":  # tool results must lead their message
+            wire["content"].sort(key=lambda b: b["type"] != "tool_result")
+    return out
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    thinking = [
+        {"type": "thinking", "thinking": p.text, "signature": p.signature}
+        for p in message.parts
+        if isinstance(p, ThinkingPart) and p.signature
+    ]
+    text = [_user_block(p) for p in message.parts if isinstance(p, TextPart) and p.text]
+    calls = [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+        for c in message.tool_calls
+    ]
+    return thinking + text + calls
+
+
+def _user_blocks(message: Message) -> list[dict[str, Any]]:
+    return [
+        _user_block(p)
+        for p in message.parts
+        if not isinstance(p, ThinkingPart | ToolCallPart)
+        and not (isinstance(p, TextPart) and not p.text)
+    ]
+
+
+def _user_block(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        source = {"type": "base64", "media_type": part.mime_type, "data": part.base64}
+        return {"type": "image", "source": source}
+    if isinstance(part, ToolResultPart):
+        return {
+            "type": "tool_result",
+            "tool_use_id": part.tool_call_id,
+            "content": part.content,
+            "is_error": part.is_error,
+        }
+    raise TypeError(f"cannot send {part.kind} in a user message")
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Tool input as a dict; anything unparseable is kept as `{"_raw": raw}`."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}
+
+
+class _EventReader:
+    """Turns raw message stream events into normalized events."""
+
+    def __init__(self) -> None:
+        self.tools: dict[int, tuple[str, str, list[str]]] = {}
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        if event.type == "message_start":
+            self._update_usage(event.message.usage)
+        elif event.type == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                start = json.dumps(block.input) if block.input else ""
+                self.tools[event.index] = (block.id, block.name, [start] if start else [])
+        elif event.type == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif event.type == "content_block_stop" and event.index in self.tools:
+            call_id, name, pieces = self.tools.pop(event.index)
+            call = ToolCallPart(id=call_id, name=name, arguments=parse_arguments("".join(pieces)))
+            return [ToolCallReady(call)]
+        elif event.type == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._update_usage(event.usage)
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        if delta.type == "text_delta":
+            return [TextDelta(delta.text)]
+        if delta.type == "thinking_delta":
+            return [ThinkingDelta(delta.thinking)]
+        if delta.type == "signature_delta":
+            return [ThinkingDelta("", signature=delta.signature)]
+        if delta.type == "input_json_delta" and index in self.tools:
+            self.tools[index][2].append(delta.partial_json)
+        return []
+
+    def _update_usage(self, usage: Any) -> None:
+        fields = (
+            ("input_tokens", "input_tokens"),
+            ("output_tokens", "output_tokens"),
+            ("cache_read_input_tokens", "cache_read_tokens"),
+            ("cache_creation_input_tokens", "cache_write_tokens"),
+        )
+        for theirs, ours in fields:
+            value = getattr(usage, theirs, None)
+            if value is not None:
+                setattr(self.usage, ours, value)
+
+    def finish(self) -> Finish:
+        return Finish(_STOP.get(self.stop_reason or "", "other"), self.usage)

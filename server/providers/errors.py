@@ -1,0 +1,74 @@
+"""Building `ProviderError`s from what the SDKs report, shared by the SDK-backed providers.
+
+Each provider catches its SDK's exceptions in one place and calls these helpers; nothing here
+imports an SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from server.providers.messages import ProviderError
+
+# Error types (inside a 200 stream) that a later attempt may not hit.
+RETRYABLE_ERROR_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "server_error"}
+)
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
+def server_message(body: object) -> str | None:
+    """The human message in an error body: `{"error": {"message"}}`, `{"message"}` or text."""
+    if isinstance(body, Mapping):
+        inner: Any = body.get("error")
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+        return None
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    return None
+
+
+def server_error_type(body: object) -> str | None:
+    if isinstance(body, Mapping):
+        inner: Any = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("type"), str):
+            return inner["type"]
+    return None
+
+
+def status_error(name: str, status: int, body: object, *, key_env: str) -> ProviderError:
+    """An HTTP error answer: 'openai: HTTP 500: boom'. A 401 names where the key comes from."""
+    detail = server_message(body) or "no error message"
+    message = f"{name}: HTTP {status}: {detail}"
+    if status == 401:
+        message += f" (check {key_env})"
+    return ProviderError(message, status=status, retryable=is_retryable_status(status))
+
+
+def stream_error(name: str, body: object, fallback: str) -> ProviderError:
+    """An error reported inside an otherwise successful stream."""
+    kind = server_error_type(body)
+    detail = server_message(body) or fallback
+    prefix = f"{name}: {kind}: " if kind else f"{name}: "
+    return ProviderError(prefix + detail, retryable=kind in RETRYABLE_ERROR_TYPES)
+
+
+def connection_error(name: str, base_url: str, exc: BaseException) -> ProviderError:
+    cause = exc.__cause__ or exc
+    detail = str(cause) or type(cause).__name__
+    return ProviderError(f"{name}: cannot reach {base_url}: {detail}", retryable=True)
+
+
+def timeout_error(name: str, base_url: str) -> ProviderError:
+    return ProviderError(f"{name}: timed out waiting for {base_url}", retryable=True)
+
+
+def missing_key_error(name: str, key_env: str) -> ProviderError:
+    return ProviderError(f"{name}: no API key: set {key_env} or configure an API key")

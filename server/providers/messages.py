@@ -1,0 +1,150 @@
+"""Normalized messages: what the agent keeps, independent of any provider's wire format.
+
+A conversation is a list of `Message`s. Provider adapters map them to their wire format at one
+boundary and stream back `StreamEvent`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass
+class TextPart:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass
+class ImagePart:
+    """An image as a data URL: `data:<mime>;base64,<data>`."""
+
+    data_url: str
+    kind: Literal["image"] = "image"
+
+    @property
+    def mime_type(self) -> str:
+        return self.data_url[5 : self.data_url.index(";")]
+
+    @property
+    def base64(self) -> str:
+        return self.data_url.split(",", 1)[1]
+
+
+@dataclass
+class ThinkingPart:
+    text: str
+    signature: str | None = None
+    kind: Literal["thinking"] = "thinking"
+
+
+@dataclass
+class ToolCallPart:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass
+class ToolResultPart:
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    kind: Literal["tool_result"] = "tool_result"
+
+
+Part = TextPart | ImagePart | ThinkingPart | ToolCallPart | ToolResultPart
+
+
+@dataclass
+class Message:
+    role: Role
+    parts: list[Part]
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass
+class ModelRequest:
+    model: str
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+# Stream events a provider yields for one model call.
+
+
+@dataclass
+class TextDelta:
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass
+class ThinkingDelta:
+    text: str
+    signature: str | None = None
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass
+class ToolCallReady:
+    """A complete tool call; providers emit it once the arguments have fully streamed."""
+
+    call: ToolCallPart
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass
+class Finish:
+    reason: Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+    usage: Usage
+    kind: Literal["finish"] = "finish"
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | Finish
+
+
+class ProviderError(Exception):
+    """A model call failed. `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable

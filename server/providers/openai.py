@@ -1,0 +1,281 @@
+"""OpenAI chat completions, through the official SDK.
+
+Also serves OpenAI-compatible endpoints (DeepSeek, Volcengine, Qwen, Moonshot, OpenRouter,
+Ollama's `/v1`) via `base_url`. The SDK is imported in `create`, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from server.providers.base import Provider, ProviderSettings
+from server.providers.errors import (
+    connection_error,
+    missing_key_error,
+    status_error,
+    stream_error,
+    timeout_error,
+)
+from server.providers.messages import (
+    Finish,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ToolCallPart,
+    ToolCallReady,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
+
+KEY_ENV = "OPENAI_API_KEY"
+# These models reject `max_tokens` and sampling parameters.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+_FINISH: dict[str, Any] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+_PASS_THROUGH = {"stop": "stop", "seed": "seed", "reasoningEffort": "reasoning_effort"}
+
+
+def create(settings: ProviderSettings) -> Provider:
+    import openai
+
+    name = settings.provider or "openai"
+    api_key = settings.api_key or os.environ.get(KEY_ENV)
+    if not api_key:
+        if not settings.base_url:
+            raise missing_key_error(name, KEY_ENV)
+        api_key = "unused"  # local servers (Ollama, vLLM, llama.cpp) ignore the key
+    client = openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=settings.base_url,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout,
+    )
+    return OpenAIProvider(client, openai, name=name, model=settings.model)
+
+
+class OpenAIProvider:
+    """Streams one chat completion per call and maps it to normalized stream events."""
+
+    def __init__(self, client: Any, sdk: Any, *, name: str, model: str) -> None:
+        self.name = name
+        self._client = client
+        self._sdk = sdk
+        self._model = model
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = build_params(request, default_model=self._model)
+        async with self._translated_errors():
+            stream = await self._client.chat.completions.create(**params)
+            try:
+                reader = _ChunkReader()
+                async for chunk in stream:
+                    for event in reader.feed(chunk):
+                        yield event
+                for event in reader.finish():
+                    yield event
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stream.close()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    @asynccontextmanager
+    async def _translated_errors(self) -> AsyncIterator[None]:
+        sdk, base_url = self._sdk, str(self._client.base_url)
+        try:
+            yield
+        except sdk.APIStatusError as exc:
+            key = KEY_ENV if self.name == "openai" else f"the API key for {self.name}"
+            raise status_error(self.name, exc.status_code, exc.body, key_env=key) from exc
+        except sdk.APITimeoutError as exc:
+            raise timeout_error(self.name, base_url) from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_error(self.name, base_url, exc) from exc
+        except sdk.APIError as exc:
+            raise stream_error(self.name, exc.body, exc.message) from exc
+        except sdk.OpenAIError as exc:
+            raise ProviderError(f"{self.name}: {exc}") from exc
+
+
+def build_params(request: ModelRequest, *, default_model: str = "") -> dict[str, Any]:
+    """The keyword arguments for `chat.completions.create`."""
+    model = request.model or default_model
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": to_wire_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [_tool(t) for t in request.tools]
+    params.update(_options(model, request.options))
+    return params
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return {"type": "function", "function": function}
+
+
+def _options(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    reasoning = bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+    out: dict[str, Any] = {}
+    if options.get("maxTokens") is not None:
+        out["max_completion_tokens" if reasoning else "max_tokens"] = options["maxTokens"]
+    if not reasoning:
+        for ours, theirs in (("temperature", "temperature"), ("topP", "top_p")):
+            if options.get(ours) is not None:
+                out[theirs] = options[ours]
+    for ours, theirs in _PASS_THROUGH.items():
+        if options.get(ours) is not None:
+            out[theirs] = options[ours]
+    if isinstance(options.get("extraBody"), dict):
+        out["extra_body"] = options["extraBody"]
+    return out
+
+
+def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "assistant":
+            out.append(_assistant(message))
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                out.append(
+                    {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.content}
+                )
+        content = _user_content(message)
+        if content:
+            out.append({"role": "user", "content": content})
+    return out
+
+
+def _assistant(message: Message) -> dict[str, Any]:
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+        }
+        for c in message.tool_calls
+    ]
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
+    if calls:
+        wire["tool_calls"] = calls
+    return wire
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    parts = [p for p in message.parts if isinstance(p, TextPart | ImagePart)]
+    if all(isinstance(p, TextPart) for p in parts):
+        return "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
+    return [
+        {"type": "text", "text": p.text}
+        if isinstance(p, TextPart)
+        else {"type": "image_url", "image_url": {"url": p.data_url}}
+        for p in parts
+    ]
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Tool arguments as a dict; anything unparseable is kept as `{"_raw": raw}`."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}
+
+
+class _ChunkReader:
+    """Turns chat.completion.chunk objects into events; tool calls complete at the end."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, str]] = {}
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        if not chunk.choices:
+            return []
+        choice = chunk.choices[0]
+        delta = choice.delta
+        events: list[StreamEvent] = []
+        reasoning = _reasoning(delta)
+        if reasoning:
+            events.append(ThinkingDelta(reasoning))
+        if delta.content:
+            events.append(TextDelta(delta.content))
+        for fragment in delta.tool_calls or []:
+            self._add_fragment(fragment)
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+        return events
+
+    def _add_fragment(self, fragment: Any) -> None:
+        index = fragment.index if fragment.index is not None else len(self.calls)
+        call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+        call["id"] = call["id"] or fragment.id or ""
+        if fragment.function is not None:
+            call["name"] = call["name"] or fragment.function.name or ""
+            call["arguments"] += fragment.function.arguments or ""
+
+    def finish(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = [
+            ToolCallReady(
+                ToolCallPart(
+                    id=c["id"] or f"call_{index}",
+                    name=c["name"],
+                    arguments=parse_arguments(c["arguments"]),
+                )
+            )
+            for index, c in sorted(self.calls.items())
+        ]
+        reason = _FINISH.get(self.finish_reason or "", "other")
+        if events and reason == "end_turn":
+            reason = "tool_use"  # some compatible servers finish tool calls with "stop"
+        events.append(Finish(reason, self.usage))
+        return events
+
+
+def _reasoning(delta: Any) -> str | None:
+    extra = delta.model_extra or {}
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(extra.get(key), str):
+            return extra[key]
+    return None
+
+
+def _usage(usage: Any) -> Usage:
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens if details is not None else None) or 0
+    cached = cached or (usage.model_extra or {}).get("prompt_cache_hit_tokens") or 0
+    prompt = usage.prompt_tokens or 0
+    return Usage(
+        input_tokens=prompt - cached,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+    )

@@ -1,0 +1,119 @@
+"""A deterministic model for tests and demos.
+
+`ScriptedProvider(fn)` asks a plain function for the next reply given the request;
+`ScriptedProvider.from_replies([...])` plays a list in order. Replies stream word by word, so
+the agent loop sees the same events a real provider produces.
+
+From the command line: `--provider scripted` plays the JSON list in `AGENTLS_SCRIPT`
+(`[{"text": ..., "toolCalls": [{"name": ..., "arguments": {...}}], "thinking": ..., "error": ...,
+"delay": seconds_per_chunk}]`); without a script it echoes the last user message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from server.agent.context import is_turn_context
+from server.providers.base import ProviderSettings
+from server.providers.messages import (
+    Finish,
+    ModelRequest,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallPart,
+    ToolCallReady,
+    Usage,
+)
+
+
+@dataclass
+class ScriptedReply:
+    text: str = ""
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    thinking: str = ""
+    error: str = ""
+    delay: float = 0.0
+    """Seconds to wait before each streamed chunk."""
+    usage: Usage = field(default_factory=lambda: Usage(10, 5))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScriptedReply:
+        calls = [(c["name"], c.get("arguments", {})) for c in data.get("toolCalls", [])]
+        return cls(
+            text=data.get("text", ""),
+            tool_calls=calls,
+            thinking=data.get("thinking", ""),
+            error=data.get("error", ""),
+            delay=float(data.get("delay", 0.0)),
+        )
+
+
+ReplyFn = Callable[[ModelRequest], ScriptedReply]
+
+
+def _chunks(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    def __init__(self, fn: ReplyFn):
+        self._fn = fn
+        self._calls = 0
+        self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_replies(cls, replies: list[ScriptedReply]) -> ScriptedProvider:
+        queue = list(replies)
+
+        def next_reply(_: ModelRequest) -> ScriptedReply:
+            if not queue:
+                raise ProviderError("scripted model: no scripted reply left")
+            return queue.pop(0)
+
+        return cls(next_reply)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        reply = self._fn(request)
+        if reply.error:
+            raise ProviderError(f"scripted model: {reply.error}")
+        for piece in _chunks(reply.thinking):
+            await anyio.sleep(reply.delay)
+            yield ThinkingDelta(piece)
+        for piece in _chunks(reply.text):
+            await anyio.sleep(reply.delay)
+            yield TextDelta(piece)
+        for name, arguments in reply.tool_calls:
+            self._calls += 1
+            yield ToolCallReady(ToolCallPart(f"call_{self._calls}", name, arguments))
+        reason = "tool_use" if reply.tool_calls else "end_turn"
+        yield Finish(reason, reply.usage)
+
+
+def echo(request: ModelRequest) -> ScriptedReply:
+    users = [m for m in request.messages if m.role == "user" and m.text]
+    last = next((m for m in reversed(users) if not is_turn_context(m)), None)
+    return ScriptedReply(text=f"You said: {last.text}" if last else "Hello.")
+
+
+def create(settings: ProviderSettings) -> ScriptedProvider:
+    path = os.environ.get("AGENTLS_SCRIPT")
+    if not path:
+        return ScriptedProvider(echo)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ProviderError(f"scripted model: cannot load AGENTLS_SCRIPT={path}: {exc}") from exc
+    return ScriptedProvider.from_replies([ScriptedReply.from_json(d) for d in data])

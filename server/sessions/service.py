@@ -1,0 +1,361 @@
+"""The session service: sessions, the turn lifecycle, and interactions with the client.
+
+Every turn ends with exactly one terminal: `completed`, `aborted` (cancel), `failed` (error) or
+`timed_out` (deadline). Events carry a per-session `seq`; anything a turn produces after its
+terminal is dropped. Front doors call this service and translate; they hold no turn logic.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+
+from protocol import errors
+from protocol.content import ImageContent, ResourceLink, TextContent
+from protocol.methods import (
+    AskQuestionParams,
+    AskQuestionResult,
+    ModeInfo,
+    ModelState,
+    ModeState,
+    NewSessionParams,
+    PermissionOption,
+    PromptParams,
+    PromptResult,
+    Question,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionInfoResult,
+    SessionUpdateParams,
+    ToolCallRef,
+)
+from protocol.updates import PermissionNote, QuestionNote, SessionUpdateKind, TurnEnd, Usage
+from server.agent.loop import wire_usage
+from server.config import ConfigError, deep_merge, load_config
+from server.engines.base import (
+    EngineDriver,
+    EngineError,
+    SessionSpec,
+    TurnInput,
+    TurnOutcome,
+    UserNotReachable,
+)
+from server.permissions import MODE_DESCRIPTIONS
+from server.providers.messages import ImagePart
+
+log = logging.getLogger(__name__)
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+class ServiceError(Exception):
+    """An error the front door reports to the client with `code`."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ClientCapabilities:
+    questions: bool = False
+    permissions: bool = False
+    images: bool = False
+    diffs: bool = False
+
+
+class ClientChannel(Protocol):
+    """The front door's side: how the service reaches the connected client."""
+
+    capabilities: ClientCapabilities
+
+    def send_update(self, params: SessionUpdateParams) -> None: ...
+
+    async def request_permission(
+        self, params: RequestPermissionParams
+    ) -> RequestPermissionResult: ...
+
+    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult: ...
+
+
+@dataclass
+class Turn:
+    id: str
+    live: bool = True
+    scope: anyio.CancelScope | None = None
+
+
+@dataclass
+class Session:
+    id: str
+    cwd: Path
+    config: dict[str, Any]
+    engine: EngineDriver
+    handle: Any
+    seq: int = 0
+    turn: Turn | None = None
+    updated_at: float = field(default_factory=time.time)
+
+
+class TurnSinkImpl:
+    """The sink one turn reports through; it goes quiet at the turn's terminal."""
+
+    def __init__(self, service: SessionService, session: Session, turn: Turn):
+        self.session_id = session.id
+        self.turn_id = turn.id
+        self._service = service
+        self._session = session
+        self._turn = turn
+
+    def emit(self, update: SessionUpdateKind) -> None:
+        if not self._turn.live:
+            log.debug("dropped late %s for turn %s", update.kind, self.turn_id)
+            return
+        self._service._send(self._session, self._turn, update)
+
+    async def request_permission(
+        self, tool_call: ToolCallRef, options: list[PermissionOption]
+    ) -> RequestPermissionResult:
+        channel = self._service.channel
+        if not self._turn.live:
+            return RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
+        if not channel.capabilities.permissions:
+            raise UserNotReachable("the client cannot show permission requests")
+        self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id))
+        params = RequestPermissionParams(
+            session_id=self.session_id, turn_id=self.turn_id, tool_call=tool_call, options=options
+        )
+        result = await channel.request_permission(params)
+        outcome = result.outcome.option_id or result.outcome.outcome
+        self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id, outcome=outcome))
+        return result
+
+    async def ask_question(self, questions: list[Question], *, timeout: float) -> AskQuestionResult:
+        channel = self._service.channel
+        if not self._turn.live or not channel.capabilities.questions:
+            raise UserNotReachable("the client cannot show questions")
+        wire = [q.to_wire() for q in questions]
+        self.emit(QuestionNote(questions=wire))
+        params = AskQuestionParams(
+            session_id=self.session_id, turn_id=self.turn_id, questions=questions
+        )
+        with anyio.fail_after(timeout):
+            result = await channel.ask_question(params)
+        self.emit(
+            QuestionNote(questions=wire, outcome="declined" if result.declined else "answered")
+        )
+        return result
+
+
+class SessionService:
+    def __init__(
+        self,
+        engines: dict[str, EngineDriver],
+        channel: ClientChannel,
+        *,
+        flags: dict[str, Any] | None = None,
+    ):
+        self.engines = engines
+        self.channel = channel
+        self.flags = flags or {}
+        self.sessions: dict[str, Session] = {}
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def new_session(self, params: NewSessionParams) -> SessionInfoResult:
+        cwd = Path(params.cwd)
+        if not cwd.is_absolute() or not cwd.is_dir():
+            raise ServiceError(
+                errors.INVALID_PARAMS, f"cwd must be an existing absolute directory: {params.cwd}"
+            )
+        overrides: dict[str, Any] = {"llm": {}}
+        if params.provider:
+            overrides["llm"]["provider"] = params.provider
+        if params.model:
+            overrides["llm"]["model"] = params.model
+        try:
+            config = deep_merge(load_config(cwd, flags=self.flags), overrides)
+        except ConfigError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+        engine_id = params.engine or config.get("engine") or "native"
+        engine = self.engines.get(engine_id)
+        if engine is None:
+            known = ", ".join(sorted(self.engines))
+            raise ServiceError(
+                errors.ENGINE_UNAVAILABLE, f"unknown engine {engine_id!r}; available: {known}"
+            )
+        session_id = f"sess_{uuid.uuid4().hex[:16]}"
+        mode = params.mode or config.get("permissions", {}).get("mode", "default")
+        spec = SessionSpec(
+            session_id=session_id, cwd=cwd, config=config, mode=mode, subagent=params.subagent
+        )
+        try:
+            handle = await engine.create_session(spec)
+        except EngineError as exc:
+            raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
+        session = Session(session_id, cwd, config, engine, handle)
+        self.sessions[session_id] = session
+        return self.describe(session)
+
+    def describe(self, session: Session) -> SessionInfoResult:
+        state = session.engine.describe(session.handle)
+        from server.providers.catalog import models_for
+
+        models = models_for(state["provider"], current=state["model"])
+        return SessionInfoResult(
+            session_id=session.id,
+            engine=session.engine.id,
+            model=state["model"],
+            provider=state["provider"],
+            modes=ModeState(
+                current_mode_id=state["mode"],
+                available_modes=[
+                    ModeInfo(id=m, name=m, description=d) for m, d in MODE_DESCRIPTIONS.items()
+                ],
+            ),
+            models=ModelState(current_model_id=state["model"], available_models=models),
+        )
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ServiceError(errors.SESSION_NOT_FOUND, f"unknown session {session_id!r}")
+        return session
+
+    async def close(self, session_id: str) -> None:
+        session = self.get(session_id)
+        self.cancel(session_id)
+        del self.sessions[session_id]
+        await session.engine.close_session(session.handle)
+
+    async def close_all(self) -> None:
+        """Close every session and dispose the engines (server shutdown)."""
+        for session_id in list(self.sessions):
+            await self.close(session_id)
+        for engine in self.engines.values():
+            await engine.dispose()
+
+    def set_model(self, session_id: str, model: str) -> None:
+        session = self.get(session_id)
+        try:
+            session.engine.set_model(session.handle, model)
+        except EngineError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+
+    def set_mode(self, session_id: str, mode: str) -> None:
+        session = self.get(session_id)
+        try:
+            session.engine.set_mode(session.handle, mode)
+        except EngineError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+
+    # -- turns --------------------------------------------------------------------------------
+
+    async def prompt(self, params: PromptParams) -> PromptResult:
+        session = self.get(params.session_id)
+        if session.turn is not None:
+            raise ServiceError(
+                errors.SESSION_BUSY,
+                f"session {session.id} is running turn {session.turn.id}; cancel it or steer",
+            )
+        turn = Turn(id=f"turn_{uuid.uuid4().hex[:12]}")
+        session.turn = turn
+        try:
+            result = await self._run(session, turn, params)
+        finally:
+            session.turn = None
+            session.updated_at = time.time()
+        return result
+
+    async def _run(self, session: Session, turn: Turn, params: PromptParams) -> PromptResult:
+        sink = TurnSinkImpl(self, session, turn)
+        deadline = float(session.config.get("turnTimeout") or 1800)
+        outcome: TurnOutcome | None = None
+        error: str | None = None
+        with anyio.CancelScope() as scope:
+            turn.scope = scope
+            with anyio.move_on_after(deadline) as deadline_scope:
+                try:
+                    turn_input = to_turn_input(turn.id, params)
+                    outcome = await session.engine.run_turn(session.handle, turn_input, sink)
+                except Exception as exc:
+                    log.warning(
+                        "turn %s failed: %s", turn.id, exc, exc_info=log.isEnabledFor(logging.DEBUG)
+                    )
+                    error = str(exc) or type(exc).__name__
+        turn.live = False
+        usage = Usage()
+        if scope.cancelled_caught:
+            terminal, stop = "aborted", "cancelled"
+        elif deadline_scope.cancelled_caught:
+            terminal, stop = "timed_out", "timeout"
+            error = f"the turn exceeded its deadline of {deadline:g} s"
+        elif error is not None:
+            terminal, stop = "failed", "error"
+        else:
+            assert outcome is not None
+            terminal, stop, usage = "completed", outcome.stop_reason, wire_usage(outcome.usage)
+        end = TurnEnd(terminal=terminal, stop_reason=stop, usage=usage, error=error)
+        self._send(session, turn, end)
+        return PromptResult(
+            turn_id=turn.id, terminal=terminal, stop_reason=stop, usage=usage, error=error
+        )
+
+    def cancel(self, session_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.turn is None or session.turn.scope is None:
+            return
+        session.turn.scope.cancel()
+
+    def steer(self, session_id: str, text: str) -> None:
+        session = self.get(session_id)
+        if session.turn is None:
+            raise ServiceError(
+                errors.INVALID_PARAMS, "no turn is running; send session/prompt instead"
+            )
+        session.engine.steer(session.handle, text)
+
+    def _send(self, session: Session, turn: Turn, update: SessionUpdateKind) -> None:
+        session.seq += 1
+        params = SessionUpdateParams(
+            session_id=session.id, turn_id=turn.id, seq=session.seq, update=update
+        )
+        try:
+            self.channel.send_update(params)
+        except Exception:
+            log.exception("could not deliver an update for session %s", session.id)
+
+
+class BadPrompt(Exception):
+    """The prompt cannot be run as given (e.g. an unsupported image type)."""
+
+
+def to_turn_input(turn_id: str, params: PromptParams) -> TurnInput:
+    texts: list[str] = []
+    images: list[ImagePart] = []
+    for block in params.prompt:
+        if isinstance(block, TextContent):
+            texts.append(block.text)
+        elif isinstance(block, ImageContent):
+            if block.mime_type not in IMAGE_TYPES:
+                raise BadPrompt(
+                    f"unsupported image type {block.mime_type}; use one of {', '.join(IMAGE_TYPES)}"
+                )
+            images.append(ImagePart(f"data:{block.mime_type};base64,{block.data}"))
+        elif isinstance(block, ResourceLink):
+            texts.append(f"@{block.uri}")
+    options = params.options
+    return TurnInput(
+        turn_id=turn_id,
+        text="\n".join(texts),
+        images=images,
+        model=options.model if options else None,
+        think=options.think if options else None,
+        thinking_budget=options.thinking_budget if options else None,
+    )

@@ -1,0 +1,112 @@
+"""The tool contract.
+
+Each tool is a class with a pydantic `Input`, a description written for the model, policy
+metadata (`read_only`, `risk`, `kind`) and an async `run`. Tools raise `ToolError` for failures the
+model should see and act on; anything else they raise is also returned to the model as an error
+result, never propagated into the agent loop.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
+Risk = Literal["low", "medium", "high"]
+
+RESULT_CAP = 50_000
+
+
+class ToolError(Exception):
+    """A failure reported to the model as the tool's result."""
+
+
+class ToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class Diff:
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+@dataclass
+class ToolResult:
+    content: dict[str, Any] | str
+    is_error: bool = False
+    diff: Diff | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may touch: the workspace, per-session file state, live output."""
+
+    cwd: Path
+    session_id: str = ""
+    read_times: dict[Path, float] = field(default_factory=dict)
+    env: dict[str, str] | None = None
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+    def inside_workspace(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.cwd.resolve())
+        except (ValueError, OSError, RuntimeError):
+            return False
+        return True
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Input: ClassVar[type[ToolInput]]
+    read_only: ClassVar[bool] = False
+    kind: ClassVar[ToolKind] = "other"
+    risk: ClassVar[Risk] = "low"
+
+    def title(self, args: Any) -> str:
+        return self.name
+
+    def paths(self, args: Any) -> list[str]:
+        """Filesystem paths the call touches (workspace confinement, editor locations)."""
+        return []
+
+    def always_ask(self, args: Any) -> str | None:
+        """A reason to ask the user whatever the permission mode, or None."""
+        return None
+
+    @abstractmethod
+    async def run(self, ctx: ToolContext, args: Any) -> ToolResult | dict[str, Any] | str:
+        """Do the work; raise `ToolError` with a message the model can act on."""
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.Input.model_json_schema(),
+        }
+
+
+def render(content: dict[str, Any] | str, cap: int = RESULT_CAP) -> str:
+    """Serialize a tool result for the model, capped with a marker that says how to narrow."""
+    if isinstance(content, str):
+        text = content
+    else:
+        text = json.dumps(content, ensure_ascii=False, default=str)
+    if len(text) <= cap:
+        return text
+    cut = len(text) - cap
+    return (
+        text[:cap]
+        + f"\n[output truncated: {cut} of {len(text)} characters omitted; narrow the request "
+        "(offset/limit, a more specific pattern or path) to see the rest]"
+    )

@@ -1,0 +1,373 @@
+"""File tools: read_file, write_file, edit_file, list_dir.
+
+`ctx.read_times` is keyed on the file's real path (`Path.resolve()`), so `a/../b.py`, `./b.py`
+and a symlink to it share one freshness record.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from itertools import islice
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import Field
+
+from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
+
+BINARY_SNIFF = 8192
+MAX_LINE_CHARS = 2000
+MAX_DIR_ENTRIES = 1000
+
+
+def real_path(path: Path) -> Path:
+    """The key used in `ctx.read_times`; falls back to the lexical path on a symlink loop."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def env_file_reason(path: str) -> str | None:
+    if Path(path).name.startswith(".env"):
+        return f"{path} looks like an environment file and may contain secrets"
+    return None
+
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {path}") from None
+    except OSError as e:
+        raise ToolError(f"Cannot access {path}: {e.strerror or e}") from None
+
+
+def _stat_file(path: Path) -> os.stat_result:
+    st = _stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(
+            f"{path} is a directory; use list_dir to see its entries or glob to find files in it"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        # Opening a FIFO or a device could block forever or never end.
+        raise ToolError(f"{path} is not a regular file")
+    return st
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def _binary_error(path: Path, size: int) -> ToolError:
+    return ToolError(f"{path} is a binary file ({size} bytes); only text files can be read")
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines left in `f`, counted in chunks so a large file is never held in memory."""
+    count, last = 0, b""
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (1 if last not in (b"", b"\n") else 0)
+
+
+def _display(raw: bytes, number: int) -> str:
+    text = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    if len(text) > MAX_LINE_CHARS:
+        text = text[:MAX_LINE_CHARS] + f"… [line truncated, {len(text)} characters]"
+    return f"{number}: {text}"
+
+
+class ReadFileInput(ToolInput):
+    path: str = Field(description="File to read, relative to the workspace or absolute.")
+    offset: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
+    limit: int = Field(default=2000, ge=1, description="Maximum number of lines to return.")
+
+
+class ReadFile(Tool):
+    """Reads a text file as numbered lines, streaming so large files are cheap to slice."""
+
+    name = "read_file"
+    description = (
+        "Read a text file. Returns lines numbered `N: text` plus totalLines, startLine and endLine. "
+        "Reads at most `limit` lines (default 2000) starting at `offset` (1-based); for long files "
+        "read the part you need, e.g. after locating it with grep. Lines longer than 2000 "
+        "characters are cut. Binary files and directories are refused (use list_dir or glob for "
+        "directories). Read a file before editing it: edits to a file that changed on disk since "
+        "you read it are refused."
+    )
+    Input = ReadFileInput
+    read_only = True
+    kind = "read"
+
+    def title(self, args: ReadFileInput) -> str:
+        if args.offset:
+            return f"Read {args.path} (from line {args.offset})"
+        return f"Read {args.path}"
+
+    def paths(self, args: ReadFileInput) -> list[str]:
+        return [args.path]
+
+    def always_ask(self, args: ReadFileInput) -> str | None:
+        return env_file_reason(args.path)
+
+    async def run(self, ctx: ToolContext, args: ReadFileInput) -> dict:
+        path = ctx.resolve(args.path)
+        st = _stat_file(path)
+        start = args.offset or 1
+        try:
+            with path.open("rb") as f:
+                if _is_binary(f.read(BINARY_SNIFF)):
+                    raise _binary_error(path, st.st_size)
+                f.seek(0)
+                skipped = sum(1 for _ in islice(f, start - 1))
+                lines = list(islice(f, args.limit))
+                total = skipped + len(lines) + _count_lines(f)
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
+        if start > total and start > 1:
+            raise ToolError(
+                f"offset {start} is past the end of {args.path} (totalLines {total}); "
+                "use a smaller offset"
+            )
+        ctx.read_times[real_path(path)] = st.st_mtime
+        result = {
+            "content": "\n".join(_display(raw, start + i) for i, raw in enumerate(lines)),
+            "totalLines": total,
+            "startLine": start,
+            "endLine": start + len(lines) - 1,
+        }
+        if total == 0:
+            result["note"] = "The file is empty."
+        return result
+
+
+class WriteFileInput(ToolInput):
+    path: str = Field(description="File to create or overwrite.")
+    content: str = Field(description="The complete new content, written verbatim as UTF-8.")
+
+
+class WriteFile(Tool):
+    """Creates or overwrites a file with the given content."""
+
+    name = "write_file"
+    description = (
+        "Create a file or replace its whole content. Parent directories are created. The content "
+        "is written verbatim as UTF-8 (no newline is added). Returns the path and the number of "
+        "bytes written. To change part of an existing file prefer edit_file."
+    )
+    Input = WriteFileInput
+    kind = "edit"
+    risk = "medium"
+
+    def title(self, args: WriteFileInput) -> str:
+        return f"Write {args.path}"
+
+    def paths(self, args: WriteFileInput) -> list[str]:
+        return [args.path]
+
+    def always_ask(self, args: WriteFileInput) -> str | None:
+        return env_file_reason(args.path)
+
+    async def run(self, ctx: ToolContext, args: WriteFileInput) -> ToolResult:
+        path = ctx.resolve(args.path)
+        if path.exists():
+            _stat_file(path)
+        try:
+            data = args.content.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ToolError(f"content is not valid Unicode: {e}") from None
+        old = _old_text(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            ctx.read_times[real_path(path)] = path.stat().st_mtime
+        except OSError as e:
+            raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+        return ToolResult(
+            content={"path": str(path), "bytes": len(data)},
+            diff=Diff(path=str(path), old_text=old, new_text=args.content),
+        )
+
+
+def _old_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+class EditFileInput(ToolInput):
+    path: str = Field(description="File to edit.")
+    old_string: str = Field(description="Exact text to replace, including whitespace.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
+
+
+class EditFile(Tool):
+    """Replaces an exact string in a file, with a freshness guard against stale reads.
+
+    Editing a file the agent never read is allowed: the model often knows the text from grep or
+    from its own earlier write, and the exact-match rule already prevents blind edits. The guard
+    only refuses when the agent's last read is older than the file on disk.
+    """
+
+    name = "edit_file"
+    description = (
+        "Replace `old_string` with `new_string` in a file. `old_string` must match the file "
+        "exactly, whitespace and indentation included, and must be unique unless replace_all is "
+        "true; include a few surrounding lines to make it unique. Line endings need not match: on "
+        "a CRLF file send LF text and CRLF is kept. If the file changed on disk since you read it "
+        "the edit is refused: read it again. If `old_string` is absent but `new_string` is already "
+        "present the edit is reported as alreadyApplied and nothing is written."
+    )
+    Input = EditFileInput
+    kind = "edit"
+    risk = "medium"
+
+    def title(self, args: EditFileInput) -> str:
+        return f"Edit {args.path}"
+
+    def paths(self, args: EditFileInput) -> list[str]:
+        return [args.path]
+
+    def always_ask(self, args: EditFileInput) -> str | None:
+        return env_file_reason(args.path)
+
+    async def run(self, ctx: ToolContext, args: EditFileInput) -> ToolResult | dict:
+        if args.old_string == args.new_string:
+            raise ToolError("old_string and new_string are identical; there is nothing to change")
+        if not args.old_string:
+            raise ToolError("old_string is empty; use write_file to create or overwrite a file")
+        path = ctx.resolve(args.path)
+        raw = _read_for_edit(ctx, path)
+        # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
+        text = raw.decode("utf-8", errors="surrogateescape")
+        old, new = _match_eol(text, args.old_string, args.new_string)
+        count = text.count(old)
+        if count == 0:
+            if new and new in text:
+                return {"path": str(path), "replacements": 0, "alreadyApplied": True}
+            raise ToolError(_not_found(path, text, old))
+        if count > 1 and not args.replace_all:
+            raise ToolError(
+                f"old_string matches {count} times in {path}; include more surrounding lines to "
+                "make it unique, or set replace_all to replace every occurrence"
+            )
+        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
+        data = updated.encode("utf-8", errors="surrogateescape")
+        try:
+            path.write_bytes(data)
+            ctx.read_times[real_path(path)] = path.stat().st_mtime
+        except OSError as e:
+            raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+        return ToolResult(
+            content={"path": str(path), "replacements": count if args.replace_all else 1},
+            diff=Diff(
+                path=str(path),
+                old_text=raw.decode("utf-8", errors="replace"),
+                new_text=data.decode("utf-8", errors="replace"),
+            ),
+        )
+
+
+def _read_for_edit(ctx: ToolContext, path: Path) -> bytes:
+    st = _stat_file(path)
+    read_at = ctx.read_times.get(real_path(path))
+    if read_at is not None and read_at != st.st_mtime:
+        raise ToolError(
+            f"{path} has been modified on disk since you last read it; "
+            "read it again with read_file before editing"
+        )
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
+    if _is_binary(raw[:BINARY_SNIFF]):
+        raise _binary_error(path, len(raw))
+    return raw
+
+
+def _match_eol(text: str, old: str, new: str) -> tuple[str, str]:
+    """Convert LF-only strings to CRLF when the file is CRLF-dominant."""
+    crlf = text.count("\r\n")
+    if crlf <= text.count("\n") - crlf or "\r" in old:
+        return old, new
+    return _to_crlf(old), _to_crlf(new)
+
+
+def _to_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _not_found(path: Path, text: str, old: str) -> str:
+    message = (
+        f"old_string was not found in {path}. It must match exactly, including whitespace, "
+        "indentation (tabs vs spaces) and line breaks; read the file again and copy the text."
+    )
+    first = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    for number, line in enumerate(text.splitlines(), 1):
+        if first and line.strip() == first:
+            return message + f" Line {number} matches its first line when whitespace is ignored."
+    return message
+
+
+class ListDirInput(ToolInput):
+    path: str = Field(default=".", description="Directory to list.")
+
+
+class ListDir(Tool):
+    """Lists one directory level, directories marked with a trailing `/`."""
+
+    name = "list_dir"
+    description = (
+        "List the entries of one directory (not recursive), sorted by name. Directories end with "
+        "`/`; symlinks are shown as `name -> target`. At most 1000 entries are returned; use glob "
+        "with a pattern to find specific files in large trees."
+    )
+    Input = ListDirInput
+    read_only = True
+    kind = "read"
+
+    def title(self, args: ListDirInput) -> str:
+        return f"List {args.path}"
+
+    def paths(self, args: ListDirInput) -> list[str]:
+        return [args.path]
+
+    async def run(self, ctx: ToolContext, args: ListDirInput) -> dict:
+        path = ctx.resolve(args.path)
+        if not stat.S_ISDIR(_stat(path).st_mode):
+            raise ToolError(f"{path} is a file, not a directory; use read_file to read it")
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            raise ToolError(f"Cannot list {path}: {e.strerror or e}") from None
+        shown = [_entry(e) for e in entries[:MAX_DIR_ENTRIES]]
+        result: dict = {"path": str(path), "entries": shown}
+        if len(entries) > MAX_DIR_ENTRIES:
+            result["note"] = (
+                f"showing {MAX_DIR_ENTRIES} of {len(entries)} entries; use glob to narrow"
+            )
+        return result
+
+
+def _entry(entry: os.DirEntry) -> str:
+    try:
+        is_dir = entry.is_dir()
+    except OSError:  # a symlink loop
+        is_dir = False
+    name = entry.name + ("/" if is_dir else "")
+    if not entry.is_symlink():
+        return name
+    try:
+        target = os.readlink(entry.path)
+    except OSError:
+        target = "?"
+    broken = "" if os.path.exists(entry.path) else " (broken)"
+    return f"{name} -> {target}{broken}"

@@ -1,0 +1,247 @@
+"""Search tools backed by ripgrep: grep (content) and glob (file names).
+
+ripgrep is run with `--no-require-git` so `.gitignore` files are honoured even outside a git
+checkout, and with the search root as its working directory so `--glob` patterns are relative to
+the root the model named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream
+from pydantic import Field
+
+from .base import Tool, ToolContext, ToolError, ToolInput
+
+MAX_MATCHES = 100
+MAX_PER_FILE = 10
+MAX_LINE_CHARS = 200
+STDERR_CAP = 4000
+COMMON_ARGS = ["--no-config", "--no-require-git"]
+
+
+def rg_path() -> str:
+    """The ripgrep binary shipped next to the interpreter (the `ripgrep` wheel), else on PATH."""
+    bundled = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
+    if bundled.is_file():
+        return str(bundled)
+    found = shutil.which("rg")
+    if found:
+        return found
+    raise ToolError(
+        "ripgrep (rg) is not installed; install the `ripgrep` package or put rg on PATH"
+    )
+
+
+async def run_rg(args: list[str], cwd: Path, on_line: Callable[[bytes], None]) -> tuple[int, str]:
+    """Run rg, feeding each stdout line to `on_line`; returns (exit code, stderr).
+
+    rg is killed if the caller is cancelled while it runs.
+    """
+    command = [rg_path(), *COMMON_ARGS, *args]
+    with anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(command, cwd=cwd, stdin=subprocess.DEVNULL)
+    err = bytearray()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_collect, proc.stderr, err)
+            await _split_lines(proc.stdout, on_line)
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        with anyio.CancelScope(shield=True):
+            await proc.aclose()
+    return code, err.decode("utf-8", errors="replace").strip()
+
+
+async def _collect(stream: ByteReceiveStream | None, into: bytearray) -> None:
+    if stream is None:
+        return
+    async for chunk in stream:
+        if len(into) < STDERR_CAP:
+            into.extend(chunk[: STDERR_CAP - len(into)])
+
+
+async def _split_lines(stream: ByteReceiveStream | None, on_line: Callable[[bytes], None]) -> None:
+    if stream is None:
+        return
+    pending: list[bytes] = []
+    async for chunk in stream:
+        *complete, rest = chunk.split(b"\n")
+        if complete:
+            on_line(b"".join([*pending, complete[0]]))
+            for line in complete[1:]:
+                on_line(line)
+            pending = []
+        if rest:
+            pending.append(rest)
+    if pending:
+        on_line(b"".join(pending))
+
+
+def display_path(ctx: ToolContext, path: Path) -> str:
+    """Relative to the session cwd when inside it, else absolute; always with `/`."""
+    try:
+        return path.relative_to(ctx.cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _search_root(ctx: ToolContext, path: str | None) -> Path:
+    root = ctx.resolve(path or ".")
+    if not root.exists():
+        raise ToolError(f"Path not found: {root}")
+    return root
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(description="Regular expression (Rust regex syntax) to search for.")
+    path: str | None = Field(
+        default=None, description="File or directory to search (default: cwd)."
+    )
+    glob: str | None = Field(default=None, description="Only search files matching, e.g. `*.py`.")
+    caseSensitive: bool = Field(default=True, description="False for a case-insensitive search.")
+
+
+class _Matches:
+    """Accumulates rg `--json` messages into the grep result."""
+
+    def __init__(self, ctx: ToolContext, base: Path) -> None:
+        self.ctx, self.base = ctx, base
+        self.count = 0
+        self.files = 0
+        self.matches: list[dict[str, Any]] = []
+
+    def feed(self, line: bytes) -> None:
+        if line.startswith(b'{"type":"begin"'):
+            self.files += 1
+        elif line.startswith(b'{"type":"match"'):
+            self.count += 1
+            if len(self.matches) < MAX_MATCHES:
+                self.matches.append(self._match(json.loads(line)["data"]))
+
+    def _match(self, data: dict[str, Any]) -> dict[str, Any]:
+        text = _text(data["lines"]).rstrip("\r\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + "…"
+        return {
+            "file": display_path(self.ctx, self.base / _text(data["path"])),
+            "line": data["line_number"],
+            "content": text,
+        }
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "matchCount": self.count,
+            "filesWithMatches": self.files,
+            "matches": self.matches,
+            "truncated": self.count > len(self.matches),
+        }
+
+
+def _text(field: dict[str, Any]) -> str:
+    # rg sends non-UTF-8 data as base64 under "bytes"; show a placeholder rather than garbage.
+    return field.get("text", "<non-UTF-8 data>")
+
+
+class Grep(Tool):
+    """Searches file contents with ripgrep."""
+
+    name = "grep"
+    description = (
+        "Search file contents for a regular expression (ripgrep, Rust regex syntax) under `path` "
+        "(default: the workspace). Honours .gitignore and skips hidden files and directories. "
+        "Returns {matchCount, filesWithMatches, matches: [{file, line, content}], truncated}: at "
+        "most 100 matches in total and 10 per file, lines cut at 200 characters. When truncated, "
+        "narrow with `path`, `glob` (e.g. `*.py`, `src/**/*.ts`) or a more specific pattern; "
+        "then read_file with an offset around the line you need."
+    )
+    Input = GrepInput
+    read_only = True
+    kind = "search"
+
+    def title(self, args: GrepInput) -> str:
+        where = f" in {args.path}" if args.path else ""
+        return f"Grep `{args.pattern}`{where}"
+
+    def paths(self, args: GrepInput) -> list[str]:
+        return [args.path] if args.path else []
+
+    async def run(self, ctx: ToolContext, args: GrepInput) -> dict[str, Any]:
+        root = _search_root(ctx, args.path)
+        cwd, target = (root, ".") if root.is_dir() else (root.parent, root.name)
+        rg_args = ["--json", "--sort", "path", "--max-count", str(MAX_PER_FILE)]
+        if not args.caseSensitive:
+            rg_args.append("--ignore-case")
+        if args.glob:
+            rg_args += ["--glob", args.glob]
+        rg_args += ["--regexp", args.pattern, "--", target]
+        found = _Matches(ctx, cwd)
+        code, stderr = await run_rg(rg_args, cwd, found.feed)
+        if code == 2 and found.count == 0:
+            raise ToolError(f"grep failed: {stderr or 'ripgrep exited with status 2'}")
+        return found.result()
+
+
+class GlobInput(ToolInput):
+    pattern: str = Field(description="Glob such as `*.py`, `src/**/*.ts` or `**/test_*.py`.")
+    path: str | None = Field(default=None, description="Directory to search (default: cwd).")
+    limit: int = Field(default=100, ge=1, description="Maximum number of files to return.")
+
+
+class Glob(Tool):
+    """Finds files by name pattern, newest first."""
+
+    name = "glob"
+    description = (
+        "Find files whose path matches a glob, newest (most recently modified) first. A pattern "
+        "without `/` matches file names at any depth (`*.py`); a pattern with `/` is relative to "
+        "`path` (`src/**/*.ts`). Honours .gitignore and skips hidden directories and "
+        "node_modules (pass one as `path` to search inside it). Returns {files, totalFiles, "
+        "truncated} with at most `limit` (default 100) files."
+    )
+    Input = GlobInput
+    read_only = True
+    kind = "search"
+
+    def title(self, args: GlobInput) -> str:
+        where = f" in {args.path}" if args.path else ""
+        return f"Find `{args.pattern}`{where}"
+
+    def paths(self, args: GlobInput) -> list[str]:
+        return [args.path] if args.path else []
+
+    async def run(self, ctx: ToolContext, args: GlobInput) -> dict[str, Any]:
+        root = _search_root(ctx, args.path)
+        if not root.is_dir():
+            raise ToolError(f"{root} is not a directory; give a directory as path")
+        found: list[Path] = []
+        rg_args = ["--files", "--glob", args.pattern, "--glob", "!node_modules/", "--", "."]
+        code, stderr = await run_rg(
+            rg_args, root, lambda line: found.append(root / os.fsdecode(line.rstrip(b"\r")))
+        )
+        if code == 2 and not found:
+            raise ToolError(f"glob failed: {stderr or 'ripgrep exited with status 2'}")
+        newest = sorted(found, key=lambda p: (-_mtime(p), p.as_posix()))
+        return {
+            "files": [display_path(ctx, p) for p in newest[: args.limit]],
+            "totalFiles": len(found),
+            "truncated": len(found) > args.limit,
+        }
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

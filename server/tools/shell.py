@@ -1,0 +1,374 @@
+"""Shell tools: bash (foreground or background), bash_output, kill_bash.
+
+Every command runs in its own process group (a new session on POSIX, a new process group on
+Windows) so that a timeout, a cancel or kill_bash takes down everything it started. Background
+jobs live in a `BackgroundJobs` registry shared by the three tools and keyed on the session id;
+the session service calls `close_session(session_id)` when a session ends and `close()` at
+shutdown. `ctx.env`, when set, is merged over the server's environment.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import itertools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+from pydantic import Field
+
+from .base import Tool, ToolContext, ToolError, ToolInput
+
+MAX_OUTPUT = 50_000
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+DRAIN_GRACE_S = 1.0
+REAP_TIMEOUT_S = 5.0
+WINDOWS = os.name == "nt"
+
+_RM_CALL = re.compile(r"(?<![\w-])rm\s([^;&|\n]*)")
+_WIN_RECURSIVE_DELETE = re.compile(r"(?i)\b(?:rd|rmdir)\s+/s\b|remove-item\b.*-recurse")
+_ENV_FILE = re.compile(r"(?<![\w.$-])\.env")
+
+
+def shell_command(command: str) -> str | list[str]:
+    """POSIX: `bash -c`. Windows: the string itself, which the platform runs through cmd.exe."""
+    if WINDOWS:
+        return command
+    return [shutil.which("bash") or "/bin/sh", "-c", command]
+
+
+def _group_options() -> dict[str, Any]:
+    if WINDOWS:
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def kill_group(pid: int, *, running: bool) -> None:
+    """Kill the process group led by `pid`.
+
+    On POSIX the group id outlives its leader while members remain, so this also kills
+    processes a finished command left behind. Windows reuses pids quickly, so the tree is only
+    killed while the leader is known to be running.
+    """
+    if WINDOWS:
+        if running:
+            subprocess.run(["taskkill", "/F", "/T", "/PID", str(pid)], capture_output=True)
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _environment(ctx: ToolContext) -> dict[str, str] | None:
+    return {**os.environ, **ctx.env} if ctx.env else None
+
+
+def _working_dir(ctx: ToolContext, cwd: str | None) -> Path:
+    path = ctx.resolve(cwd) if cwd else ctx.cwd
+    if not path.is_dir():
+        raise ToolError(f"Working directory not found: {path}")
+    return path
+
+
+def _destructive_reason(command: str) -> str | None:
+    for match in _RM_CALL.finditer(command):
+        flags = set()
+        for token in match.group(1).split():
+            if token.startswith("--"):
+                flags.add(token)
+            elif token.startswith("-"):
+                flags.update(token[1:])
+        recursive = flags & {"r", "R", "--recursive"}
+        force = flags & {"f", "--force"}
+        if recursive and force:
+            return "the command deletes files recursively without confirmation (rm -rf)"
+    if _WIN_RECURSIVE_DELETE.search(command):
+        return "the command deletes a directory tree"
+    if _ENV_FILE.search(command):
+        return "the command touches a .env file, which may contain secrets"
+    return None
+
+
+class _Tail:
+    """Decoded output keeping only the last MAX_OUTPUT characters."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._chunks: list[str] = []
+        self._size = 0
+        self._dropped = False
+
+    def feed(self, data: bytes) -> None:
+        text = self._decoder.decode(data)
+        self._chunks.append(text)
+        self._size += len(text)
+        if self._size > 2 * MAX_OUTPUT:
+            joined = "".join(self._chunks)[-MAX_OUTPUT:]
+            self._chunks, self._size, self._dropped = [joined], len(joined), True
+
+    def text(self) -> tuple[str, bool]:
+        joined = "".join(self._chunks) + self._decoder.decode(b"", final=True)
+        return joined[-MAX_OUTPUT:], self._dropped or len(joined) > MAX_OUTPUT
+
+
+async def _pump(stream: ByteReceiveStream | None, out: _Tail, eof: anyio.Event) -> None:
+    if stream is not None:
+        async for chunk in stream:
+            out.feed(chunk)
+    eof.set()
+
+
+async def _wait_and_drain(proc: Process, out: _Tail) -> None:
+    eof = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_pump, proc.stdout, out, eof)
+        await proc.wait()
+        # Leftover background children would hold the pipe open; they die with the command.
+        kill_group(proc.pid, running=False)
+        with anyio.move_on_after(DRAIN_GRACE_S):
+            await eof.wait()
+        tg.cancel_scope.cancel()
+
+
+async def run_command(
+    command: str, *, cwd: Path, env: dict[str, str] | None, timeout_ms: int
+) -> dict[str, Any]:
+    """Run a command to completion; cancelling the caller kills its whole process group."""
+    # Shielded so a cancel cannot land between the spawn and the try that kills the group.
+    with anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(
+            shell_command(command),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            **_group_options(),
+        )
+    out = _Tail()
+    try:
+        with anyio.move_on_after(timeout_ms / 1000) as deadline:
+            await _wait_and_drain(proc, out)
+    finally:
+        kill_group(proc.pid, running=proc.returncode is None)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_TIMEOUT_S):
+            await proc.aclose()
+    text, truncated = out.text()
+    if deadline.cancelled_caught:
+        raise ToolError(
+            f"Command timed out after {timeout_ms} ms and its process group was killed. "
+            f"Output so far (last 10000 characters):\n{text[-10_000:]}"
+        )
+    return {"exitCode": proc.returncode, "output": text, "truncated": truncated}
+
+
+@dataclass
+class _Job:
+    id: str
+    session_id: str
+    command: str
+    proc: subprocess.Popen
+    log: Path
+    offset: int = 0
+    killed: bool = False
+    decoder: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace")
+    )
+
+    def status(self) -> dict[str, Any]:
+        code = self.proc.poll()
+        state = "running" if code is None else "killed" if self.killed else "exited"
+        return {"jobId": self.id, "status": state, "exitCode": code}
+
+    def new_output(self) -> tuple[str, bool]:
+        finished = self.proc.poll() is not None
+        with self.log.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            skipped = size - self.offset > 4 * MAX_OUTPUT
+            if skipped:
+                self.offset = size - 4 * MAX_OUTPUT
+                self.decoder.reset()
+            f.seek(self.offset)
+            data = f.read(size - self.offset)
+        self.offset = size
+        text = self.decoder.decode(data, final=finished)
+        return text[-MAX_OUTPUT:], skipped or len(text) > MAX_OUTPUT
+
+    def kill(self) -> None:
+        running = self.proc.poll() is None
+        kill_group(self.proc.pid, running=running)
+        if running:
+            self.killed = True
+        try:
+            self.proc.wait(timeout=REAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+class BackgroundJobs:
+    """Background shell jobs, keyed on (session id, job id); `close()` kills every job."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, str], _Job] = {}
+        self._ids = itertools.count(1)
+        self._dir: Path | None = None
+
+    def start(
+        self, session_id: str, command: str, *, cwd: Path, env: dict[str, str] | None
+    ) -> _Job:
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="agentls-jobs-"))
+        job_id = f"bash_{next(self._ids)}"
+        log = self._dir / f"{job_id}.log"
+        argv = shell_command(command)
+        with log.open("wb") as sink:
+            proc = subprocess.Popen(
+                argv,
+                shell=isinstance(argv, str),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                **_group_options(),
+            )
+        job = _Job(id=job_id, session_id=session_id, command=command, proc=proc, log=log)
+        self._jobs[(session_id, job_id)] = job
+        return job
+
+    def get(self, session_id: str, job_id: str) -> _Job:
+        job = self._jobs.get((session_id, job_id))
+        if job is None:
+            known = sorted(j for s, j in self._jobs if s == session_id)
+            raise ToolError(
+                f"No background job {job_id!r}; known jobs: {', '.join(known) or 'none'}"
+            )
+        return job
+
+    def close_session(self, session_id: str) -> None:
+        for key in [k for k in self._jobs if k[0] == session_id]:
+            self._jobs.pop(key).kill()
+
+    def close(self) -> None:
+        for job in self._jobs.values():
+            job.kill()
+        self._jobs.clear()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+JOBS = BackgroundJobs()
+atexit.register(JOBS.close)
+
+
+class BashInput(ToolInput):
+    command: str = Field(description="The command line to run.")
+    cwd: str | None = Field(default=None, description="Working directory (default: the workspace).")
+    timeout: int | None = Field(
+        default=None, ge=1, description="Timeout in milliseconds (default 120000, at most 600000)."
+    )
+    run_in_background: bool = Field(
+        default=False, description="Start the command and return a jobId at once."
+    )
+
+
+class Bash(Tool):
+    """Runs a shell command in its own process group."""
+
+    name = "bash"
+    description = (
+        "Run a shell command (bash -c; cmd.exe on Windows) in the workspace or `cwd`. stdin is "
+        "empty; stdout and stderr are merged and the last 50,000 characters returned as "
+        "{exitCode, output, truncated}. A non-zero exit code is a normal result. The command is "
+        "killed after `timeout` ms (default 120000, max 600000). Processes it leaves running "
+        "are killed when it exits: for servers and watchers set run_in_background, which returns "
+        "{jobId, pid} at once; then poll with bash_output and stop with kill_bash. Prefer "
+        "read_file, grep and glob over cat, grep and find."
+    )
+    Input = BashInput
+    kind = "execute"
+    risk = "high"
+
+    def __init__(self, jobs: BackgroundJobs | None = None) -> None:
+        self.jobs = jobs if jobs is not None else JOBS
+
+    def title(self, args: BashInput) -> str:
+        line = args.command.strip().splitlines()[0] if args.command.strip() else ""
+        short = line if len(line) <= 60 else line[:59] + "…"
+        return f"Run `{short}`" + (" in background" if args.run_in_background else "")
+
+    def paths(self, args: BashInput) -> list[str]:
+        return [args.cwd] if args.cwd else []
+
+    def always_ask(self, args: BashInput) -> str | None:
+        return _destructive_reason(args.command)
+
+    async def run(self, ctx: ToolContext, args: BashInput) -> dict[str, Any]:
+        cwd = _working_dir(ctx, args.cwd)
+        env = _environment(ctx)
+        if args.run_in_background:
+            job = self.jobs.start(ctx.session_id, args.command, cwd=cwd, env=env)
+            return {"jobId": job.id, "pid": job.proc.pid}
+        timeout = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        return await run_command(args.command, cwd=cwd, env=env, timeout_ms=timeout)
+
+
+class JobInput(ToolInput):
+    jobId: str = Field(description="The jobId returned by bash with run_in_background.")
+
+
+class BashOutput(Tool):
+    """Returns a background job's new output and status."""
+
+    name = "bash_output"
+    description = (
+        "Get the output a background bash job produced since the last bash_output call (at most "
+        "the last 50,000 characters) with its status (running, exited, killed) and exitCode."
+    )
+    Input = JobInput
+    read_only = True
+    kind = "execute"
+
+    def __init__(self, jobs: BackgroundJobs | None = None) -> None:
+        self.jobs = jobs if jobs is not None else JOBS
+
+    def title(self, args: JobInput) -> str:
+        return f"Output of {args.jobId}"
+
+    async def run(self, ctx: ToolContext, args: JobInput) -> dict[str, Any]:
+        job = self.jobs.get(ctx.session_id, args.jobId)
+        status = job.status()
+        text, truncated = job.new_output()
+        return {**status, "output": text, "truncated": truncated}
+
+
+class KillBash(Tool):
+    """Kills a background job's whole process group."""
+
+    name = "kill_bash"
+    description = "Stop a background bash job and every process it started."
+    Input = JobInput
+    kind = "execute"
+
+    def __init__(self, jobs: BackgroundJobs | None = None) -> None:
+        self.jobs = jobs if jobs is not None else JOBS
+
+    def title(self, args: JobInput) -> str:
+        return f"Stop {args.jobId}"
+
+    async def run(self, ctx: ToolContext, args: JobInput) -> dict[str, Any]:
+        job = self.jobs.get(ctx.session_id, args.jobId)
+        job.kill()
+        return job.status()

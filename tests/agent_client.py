@@ -1,0 +1,163 @@
+"""Test clients for `agentls serve`: a real pygls client over real stdio, and a raw byte pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import BaseLanguageClient
+
+from server.frontends.jsonrpc import AgentlsProtocol, make_converter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("AGENTLS_SCRIPT", None)
+    env.update(
+        AGENTLS_HOME=str(home / "data"),
+        XDG_CONFIG_HOME=str(home / "config"),
+        HOME=str(home),
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+class AgentClient(BaseLanguageClient):
+    """Spawns `agentls serve`, records every session/update, answers interaction requests."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "agentls-tests", "0", protocol_cls=AgentlsProtocol, converter_factory=make_converter
+        )
+        self.updates: list[dict[str, Any]] = []
+        self.permission_requests: list[dict[str, Any]] = []
+        self.question_requests: list[dict[str, Any]] = []
+        self.on_permission: Callable[[dict], Any] = lambda p: {
+            "outcome": {"outcome": "selected", "optionId": "allow_once"}
+        }
+        self.on_question: Callable[[dict], Any] = lambda p: {"declined": True}
+        self.update_event = asyncio.Event()
+
+        @self.feature("session/update")
+        def _update(params):
+            self.updates.append(params)
+            self.update_event.set()
+
+        @self.feature("session/request_permission")
+        async def _permission(params):
+            self.permission_requests.append(params)
+            answer = self.on_permission(params)
+            return await answer if asyncio.iscoroutine(answer) else answer
+
+        @self.feature("session/ask_question")
+        async def _question(params):
+            self.question_requests.append(params)
+            answer = self.on_question(params)
+            return await answer if asyncio.iscoroutine(answer) else answer
+
+    async def start(self, env: dict[str, str], *args: str) -> None:
+        await self.start_io(sys.executable, "-m", "server.cli", "serve", *args, env=env)
+
+    async def initialize(self, agentls_caps: dict[str, Any] | None = None) -> lsp.InitializeResult:
+        caps = {"permissions": True, "questions": True} if agentls_caps is None else agentls_caps
+        result = await self.initialize_async(
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(experimental={"agentls": caps}),
+                process_id=os.getpid(),
+            )
+        )
+        self.initialized(lsp.InitializedParams())
+        return result
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10) -> dict:
+        async def scan() -> dict:
+            while True:
+                for u in self.updates:
+                    if predicate(u):
+                        return u
+                self.update_event.clear()
+                await self.update_event.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
+
+    async def close(self) -> None:
+        if self._server and self._server.returncode is None:
+            try:
+                await asyncio.wait_for(self.shutdown_async(None), 5)
+                self.exit(None)
+            except Exception:
+                self._server.kill()
+            try:
+                await asyncio.wait_for(self._server.wait(), 5)
+            except TimeoutError:
+                self._server.kill()
+        await self.stop()
+
+
+def kinds(updates: list[dict[str, Any]]) -> list[str]:
+    return [u["update"]["kind"] for u in updates]
+
+
+class RawPipe:
+    """Bytes in, frames out: for malformed-input tests the pygls client cannot express."""
+
+    def __init__(self, proc: asyncio.subprocess.Process):
+        self.proc = proc
+        self._buf = b""
+
+    @classmethod
+    async def spawn(cls, env: dict[str, str]) -> RawPipe:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "server.cli",
+            "serve",
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        return cls(proc)
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(data)
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def read(self, timeout: float = 10) -> dict[str, Any]:
+        assert self.proc.stdout
+
+        async def one() -> dict[str, Any]:
+            while b"\r\n\r\n" not in self._buf:
+                self._buf += await self.proc.stdout.read(4096)
+            header, rest = self._buf.split(b"\r\n\r\n", 1)
+            length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+            while len(rest) < length:
+                rest += await self.proc.stdout.read(4096)
+            self._buf = rest[length:]
+            return json.loads(rest[:length])
+
+        return await asyncio.wait_for(one(), timeout)
+
+    async def close(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+        await self.proc.wait()
