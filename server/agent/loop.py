@@ -51,6 +51,7 @@ def wire_usage(usage: Usage) -> WireUsage:
 
 async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> TurnOutcome:
     session.history.append(user)
+    session.tool_ctx.sink = sink
     git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
     context = turn_context(session.spec.cwd, session.spec.session_id, git)
     total = Usage()

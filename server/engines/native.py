@@ -92,7 +92,7 @@ class NativeEngine:
             spec=spec,
             settings=settings,
             tools={t.name: t for t in tools},
-            tool_ctx=ToolContext(cwd=spec.cwd, session_id=spec.session_id),
+            tool_ctx=ToolContext(cwd=spec.cwd, session_id=spec.session_id, config=spec.config),
             permissions=PermissionState(mode=spec.mode),
             factory=self._factory,
             max_steps=int(spec.config.get("maxSteps", 100)),

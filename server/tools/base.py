@@ -52,6 +52,12 @@ class ToolContext:
     session_id: str = ""
     read_times: dict[Path, float] = field(default_factory=dict)
     env: dict[str, str] | None = None
+    sink: Any = None
+    """The running turn's `TurnSink` (events, questions); set by the engine for each turn."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Per-session tool state that resume needs (e.g. the todo list)."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """The session's merged configuration (e.g. `webFetch`, `webSearch`)."""
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()
