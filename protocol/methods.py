@@ -165,6 +165,10 @@ class PermissionOutcome(WireModel):
 
 class RequestPermissionResult(WireModel):
     outcome: PermissionOutcome
+    updated_input: dict[str, Any] | None = None
+    """When allowing: run the tool with this input instead of the one requested."""
+    message: str | None = None
+    """When rejecting: the reason, passed on to the model."""
 
 
 class QuestionOption(WireModel):

@@ -1,4 +1,9 @@
-"""`agentls` command line: `serve` (stdio JSON-RPC), `-p PROMPT` (one-shot), `--version`.
+"""`agentls` command line.
+
+    agentls serve [flags]                     stdio JSON-RPC for editors
+    agentls [-p] [PROMPT] [flags]             one turn, the answer on stdout
+    agentls --input-format stream-json --output-format stream-json --verbose [flags]
+                                              Claude Code's headless dialect (claude-agent-sdk)
 
 Imports stay inside the command that needs them: startup cost is paid only for what runs.
 """
@@ -7,33 +12,107 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+SUBCOMMANDS = ("serve",)
+MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
+# Claude Code flags that take a value and that agentls accepts without acting on them.
+IGNORED_VALUE_FLAGS = (
+    "--tools",
+    "--settings",
+    "--add-dir",
+    "--setting-sources",
+    "--fallback-model",
+    "--betas",
+    "--max-budget-usd",
+    "--mcp-config",
+    "--json-schema",
+    "--effort",
+    "--thinking",
+    "--max-thinking-tokens",
+    "--thinking-display",
+    "--system-prompt-file",
+    "--agents",
+    "--resume-session-at",
+    "--resume-drops-turn",
+    "--plugin-dir",
+    "--task-budget",
+    "--debug-file",
+    "--output-style",
+    "--agent",
+)
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="agentls",
-        description="Editor backend for coding agents (JSON-RPC over stdio).",
-    )
-    parser.add_argument("command", nargs="?", choices=["serve"], help="serve: stdio JSON-RPC")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument(
-        "-p",
-        "--print",
-        dest="prompt",
-        metavar="PROMPT",
-        help="run one turn in the current directory and print the answer",
-    )
+
+def common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provider", help="anthropic | openai | scripted")
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-6")
     parser.add_argument("--base-url", help="provider base URL (a proxy or a compatible server)")
     parser.add_argument("--engine", help="engine id (native)")
-    parser.add_argument(
-        "--permission-mode", choices=["default", "plan", "acceptEdits", "bypassPermissions"]
-    )
+    parser.add_argument("--permission-mode", choices=MODES)
     parser.add_argument("--turn-timeout", type=float, help="turn deadline in seconds")
-    parser.add_argument("--cwd", help="workspace directory for -p (default: current directory)")
+    parser.add_argument("--cwd", help="workspace directory (default: the current directory)")
+
+
+def build_print_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentls",
+        description="Editor backend for coding agents. `agentls serve` speaks JSON-RPC over "
+        "stdio; without a subcommand agentls runs turns in Claude Code's print/stream-json "
+        "dialect.",
+    )
+    parser.add_argument("prompt", nargs="?", help="the prompt (default: read stdin)")
+    parser.add_argument("--version", "-v", action="store_true", help="print the version")
+    parser.add_argument("-p", "--print", action="store_true", help="run non-interactively")
+    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    parser.add_argument("--input-format", choices=["text", "stream-json"], default="text")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--include-partial-messages", action="store_true")
+    parser.add_argument("--permission-prompt-tool", help="`stdio`: ask via control requests")
+    parser.add_argument("--system-prompt", help="replace the system prompt (empty: default)")
+    parser.add_argument("--append-system-prompt", help="text appended to the system prompt")
+    parser.add_argument("--max-turns", type=int, help="model calls allowed per turn")
+    parser.add_argument("--session-id", help="use this id for the new session")
+    parser.add_argument("--resume", "-r", help="continue the stored session with this id")
+    parser.add_argument(
+        "--continue",
+        "-c",
+        dest="continue_",
+        action="store_true",
+        help="continue the most recent session in this directory",
+    )
+    parser.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="append",
+        default=[],
+        help="tools that run without asking",
+    )
+    parser.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="append",
+        default=[],
+        help="tools removed from the session",
+    )
+    common_flags(parser)
+    for flag in IGNORED_VALUE_FLAGS:
+        parser.add_argument(flag, help=argparse.SUPPRESS)
     return parser
+
+
+def build_serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentls serve", description="JSON-RPC over stdio (LSP framing)."
+    )
+    common_flags(parser)
+    return parser
+
+
+def split_list(values: list[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.replace(",", " ").split() if v.strip()]
 
 
 def flags_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,6 +124,18 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
         flags["permissions"] = {"mode": args.permission_mode}
     if args.turn_timeout:
         flags["turnTimeout"] = args.turn_timeout
+    for key, attr in (
+        ("systemPrompt", "system_prompt"),
+        ("appendSystemPrompt", "append_system_prompt"),
+        ("maxSteps", "max_turns"),
+    ):
+        value = getattr(args, attr, None)
+        if value:
+            flags[key] = value
+    if getattr(args, "allowed_tools", None):
+        flags.setdefault("permissions", {})["allow"] = split_list(args.allowed_tools)
+    if getattr(args, "disallowed_tools", None):
+        flags["tools"] = {"disallowed": split_list(args.disallowed_tools)}
     return flags
 
 
@@ -58,29 +149,75 @@ def make_service_factory(flags: dict[str, Any]):
     return factory
 
 
+def drop_unknown(argv: list[str], stream_input: bool) -> tuple[list[str], list[str]]:
+    """Remove flags agentls does not know (with their value, when one follows)."""
+    known = {a for action in build_print_parser()._actions for a in action.option_strings}
+    kept, dropped = [], []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name = token.split("=", 1)[0]
+        if token.startswith("--") and name not in known:
+            dropped.append(token)
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            if "=" not in token and nxt is not None and not nxt.startswith("-") and stream_input:
+                dropped.append(nxt)
+                i += 1
+        else:
+            kept.append(token)
+        i += 1
+    return kept, dropped
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        print(f"agentls: ignoring unknown arguments: {' '.join(unknown)}", file=sys.stderr)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "serve":
+        args = build_serve_parser().parse_args(argv[1:])
+        from server.frontends.jsonrpc import run_stdio
+        from server.logs import setup_logging
+
+        setup_logging("serve")
+        return run_stdio(make_service_factory(flags_from(args)))
+    return print_mode(argv)
+
+
+def print_mode(argv: list[str]) -> int:
+    stream_input = "stream-json" in argv
+    argv, dropped = drop_unknown(argv, stream_input)
+    parser = build_print_parser()
+    args = parser.parse_args(argv)
+    if dropped:
+        print(f"agentls: ignoring unknown arguments: {' '.join(dropped)}", file=sys.stderr)
     if args.version:
         from server import __version__
 
         print(f"agentls {__version__}")
         return 0
-    flags = flags_from(args)
-    if args.prompt is not None:
-        from server.oneshot import run_oneshot
+    if args.output_format == "stream-json" and not args.verbose:
+        print("agentls: --output-format=stream-json requires --verbose", file=sys.stderr)
+        return 1
+    prompt = args.prompt
+    if args.input_format == "text" and prompt is None:
+        if sys.stdin.isatty():
+            parser.print_help(sys.stderr)
+            return 2
+        prompt = sys.stdin.read()
+    from server.frontends.streamjson import StreamJsonOptions, run_streamjson
+    from server.logs import setup_logging
 
-        return run_oneshot(args.prompt, cwd=args.cwd, factory=make_service_factory(flags))
-    if args.command == "serve":
-        from server.frontends.jsonrpc import run_stdio
-        from server.logs import setup_logging
-
-        setup_logging("serve")
-        return run_stdio(make_service_factory(flags))
-    parser.print_help(sys.stderr)
-    return 2
+    setup_logging("print")
+    options = StreamJsonOptions(
+        prompt=prompt,
+        input_format=args.input_format,
+        output_format=args.output_format,
+        partial=args.include_partial_messages,
+        permission_tool=args.permission_prompt_tool,
+        session_id=args.session_id,
+        cwd=Path(args.cwd).resolve() if args.cwd else Path.cwd(),
+        mode=args.permission_mode,
+        model=args.model,
+    )
+    return run_streamjson(options, make_service_factory(flags_from(args)))
 
 
 if __name__ == "__main__":

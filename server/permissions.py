@@ -66,7 +66,7 @@ def outside_workspace(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
 
 
 def decide(tool: Tool, args: Any, ctx: ToolContext, state: PermissionState) -> Decision:
-    if state.mode == "plan" and not tool.read_only:
+    if state.mode == "plan" and not tool.is_read_only(args):
         return Decision("deny", "plan mode is read-only: describe the change instead of making it")
     always = tool.always_ask(args) or outside_workspace(tool, args, ctx)
     if always:
@@ -74,7 +74,7 @@ def decide(tool: Tool, args: Any, ctx: ToolContext, state: PermissionState) -> D
     key = rule_key(tool, args)
     if key in state.deny_rules:
         return Decision("deny", f"the user always rejects {key}")
-    free = tool.read_only and tool.kind != "fetch"
+    free = tool.is_read_only(args) and tool.kind != "fetch"
     if free or state.mode == "bypassPermissions" or key in state.allow_rules:
         return Decision("allow")
     if state.mode == "acceptEdits" and tool.kind in EDIT_KINDS:

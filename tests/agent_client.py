@@ -96,6 +96,9 @@ class AgentClient(BaseLanguageClient):
         return await asyncio.wait_for(scan(), timeout)
 
     async def close(self) -> None:
+        for future in list(self.protocol._request_futures.values()):
+            if isinstance(future, asyncio.Task) and not future.done():
+                future.cancel()
         if self._server and self._server.returncode is None:
             try:
                 await asyncio.wait_for(self.shutdown_async(None), 5)

@@ -191,7 +191,7 @@ def test_read_metadata_and_env_files_ask():
 
 def test_read_input_rejects_unknown_fields_and_bad_offsets():
     with pytest.raises(ValueError):
-        ReadFile.Input(path="a", hashed=True)
+        ReadFile.Input(path="a", encoding="latin-1")
     with pytest.raises(ValueError):
         ReadFile.Input(path="a", offset=0)
 
@@ -391,6 +391,98 @@ def test_edit_metadata():
     assert tool.always_ask(tool.Input(path="x/.env.test", old_string="a", new_string="b"))
 
 
+# paths and odd files
+
+
+async def test_absolute_and_dotdot_paths_resolve_like_relative_ones(ctx, tmp_path):
+    (tmp_path / "src").mkdir()
+    target = tmp_path / "src" / "a.txt"
+    target.write_text("x\n")
+    for path in (str(target), "src/../src/a.txt", f"../{tmp_path.name}/src/a.txt"):
+        assert (await read(ctx, path))["content"] == "1: x"
+    result = await edit(ctx, str(target), "x", "y")
+    assert result.content == {"path": str(target), "replacements": 1}
+
+
+async def test_file_tools_reach_outside_the_workspace_permission_decides(tmp_path):
+    ws, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    ws.mkdir()
+    outside.write_text("secret\n")
+    ctx = ToolContext(cwd=ws)
+    assert (await read(ctx, "../outside.txt"))["content"] == "1: secret"
+    result = await write(ctx, str(outside), "new\n")
+    assert result.content == {"path": str(outside), "bytes": 4}
+
+
+@posix_only
+async def test_symlink_pointing_out_reads_and_edits_the_target(tmp_path):
+    ws, real = tmp_path / "ws", tmp_path / "real.txt"
+    ws.mkdir()
+    real.write_text("v1\n")
+    (ws / "link.txt").symlink_to(real)
+    ctx = ToolContext(cwd=ws)
+    assert (await read(ctx, "link.txt"))["content"] == "1: v1"
+    assert ctx.read_times == {real.resolve(): real.stat().st_mtime}
+    await edit(ctx, "link.txt", "v1", "v2")
+    assert real.read_text() == "v2\n"
+    assert (ws / "link.txt").is_symlink()
+
+
+@posix_only
+async def test_write_and_edit_through_a_symlink_loop_are_clear_errors(ctx, tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(ToolError, match=r"Cannot write .*loop: Too many levels of symbolic links"):
+        await write(ctx, "loop", "x")
+    with pytest.raises(ToolError, match=r"Cannot access .*loop: Too many levels of symbolic links"):
+        await edit(ctx, "loop", "a", "b")
+
+
+async def test_edit_crlf_file_with_a_bom(ctx, tmp_path):
+    target = tmp_path / "w.txt"
+    target.write_bytes(b"\xef\xbb\xbfa = 1\r\nb = 2\r\n")
+    assert (await read(ctx, "w.txt"))["content"] == "1: a = 1\n2: b = 2"
+    await edit(ctx, "w.txt", "a = 1\nb = 2", "a = 10\nb = 20")
+    assert target.read_bytes() == b"\xef\xbb\xbfa = 10\r\nb = 20\r\n"
+
+
+async def test_edit_an_empty_file_finds_nothing(ctx, tmp_path):
+    (tmp_path / "e.txt").write_bytes(b"")
+    with pytest.raises(ToolError, match="old_string was not found"):
+        await edit(ctx, "e.txt", "a", "b")
+
+
+async def test_write_refuses_unencodable_text(ctx, tmp_path):
+    with pytest.raises(ToolError, match="content is not valid Unicode"):
+        await write(ctx, "a.txt", "bad \ud800 surrogate")
+    assert not (tmp_path / "a.txt").exists()
+
+
+async def test_unicode_paths_write_edit_list(ctx, tmp_path):
+    await write(ctx, "répertoire/文件 1.txt", "ü\n")
+    await edit(ctx, "répertoire/文件 1.txt", "ü", "ß")
+    assert (tmp_path / "répertoire" / "文件 1.txt").read_text(encoding="utf-8") == "ß\n"
+    listing = await ListDir().run(ctx, ListDir.Input(path="répertoire"))
+    assert listing == {"path": str(tmp_path / "répertoire"), "entries": ["文件 1.txt"]}
+
+
+async def test_binary_detection_is_a_nul_in_the_first_8_kib(ctx, tmp_path):
+    (tmp_path / "late.bin").write_bytes(b"a\n" * 5000 + b"\x00")
+    assert (await read(ctx, "late.bin", limit=1))["content"] == "1: a"
+    (tmp_path / "early.bin").write_bytes(b"a\n" * 4000 + b"\x00")
+    with pytest.raises(ToolError, match="binary file"):
+        await read(ctx, "early.bin")
+
+
+async def test_read_lone_cr_and_blank_lines(ctx, tmp_path):
+    (tmp_path / "mac.txt").write_bytes(b"a\rb\n\n\r\n")
+    assert await read(ctx, "mac.txt") == {
+        "content": "1: a\rb\n2: \n3: ",
+        "totalLines": 3,
+        "startLine": 1,
+        "endLine": 3,
+    }
+
+
 # list_dir
 
 
@@ -451,12 +543,16 @@ def test_builtin_tools_one_of_each_with_shared_jobs():
         "read_file",
         "write_file",
         "edit_file",
+        "edit_file_hashed",
         "list_dir",
         "grep",
         "glob",
         "bash",
         "bash_output",
         "kill_bash",
+        "git",
+        "todo_write",
+        "ask_user_question",
     ]
     assert {t.jobs for t in tools if isinstance(t, Bash | BashOutput | KillBash)} == {jobs}
     assert all(t.spec()["parameters"]["type"] == "object" for t in tools)

@@ -31,6 +31,13 @@ def _parse(tool: Tool | None, call: ToolCallPart) -> Any:
     return tool.Input.model_validate(call.arguments) if tool else None
 
 
+def _read_only(tool: Tool, call: ToolCallPart) -> bool:
+    try:
+        return tool.is_read_only(_parse(tool, call))
+    except ValidationError:
+        return False  # run_one reports the bad arguments
+
+
 def announce(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> None:
     tool = session.tools.get(call.name)
     title, kind, locations = call.name, "other", None
@@ -67,7 +74,7 @@ async def run_tool_calls(
         batch: list[ToolCallPart] = []
         for call in [*calls, None]:
             tool = session.tools.get(call.name) if call else None
-            if call and tool and tool.read_only:
+            if call and tool and _read_only(tool, call):
                 batch.append(call)
                 continue
             if batch:
@@ -97,7 +104,7 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
     except ValidationError as exc:
         return fail(f"Invalid arguments for {call.name}: {_describe(exc)}")
 
-    refusal = await _check_permission(session, tool, args, call, sink)
+    refusal, args = await _check_permission(session, tool, args, call, sink)
     if refusal:
         return fail(refusal, "denied")
 
@@ -122,13 +129,13 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
 
 async def _check_permission(
     session: NativeSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
-) -> str | None:
-    """None when the call may run, else the message the model gets."""
+) -> tuple[str | None, Any]:
+    """(None, args to run with) when the call may run, else (the message the model gets, args)."""
     decision = permissions.decide(tool, args, session.tool_ctx, session.permissions)
     if decision.action == "allow":
-        return None
+        return None, args
     if decision.action == "deny":
-        return f"Not allowed: {decision.reason}."
+        return f"Not allowed: {decision.reason}.", args
     ref = ToolCallRef(
         tool_call_id=call.id,
         name=call.name,
@@ -136,27 +143,33 @@ async def _check_permission(
         input=call.arguments,
         reason=decision.reason or None,
     )
-    kind = None
+    reply = None
     try:
         with anyio.move_on_after(session.approval_timeout):
             reply = await sink.request_permission(ref, permissions.options_for(decision))
-            if reply.outcome.outcome == "selected":
-                kind = reply.outcome.option_id
     except UserNotReachable:
         return (
             "Not allowed: this call needs the user's approval and no one can answer. "
             "Continue without it or explain what you would do."
-        )
+        ), args
+    if reply is None:
+        return "The user did not answer the permission request in time; the call was not run.", args
+    kind = reply.outcome.option_id if reply.outcome.outcome == "selected" else None
     if kind in ("allow_once", "allow_always"):
         permissions.remember(session.permissions, decision, kind)
-        return None
-    if kind is None:
-        return "The user did not answer the permission request in time; the call was not run."
-    permissions.remember(session.permissions, decision, kind)
+        if reply.updated_input is not None:
+            try:
+                args = tool.Input.model_validate(reply.updated_input)
+            except ValidationError as exc:
+                return f"The user's edited input is invalid: {_describe(exc)}", args
+        return None, args
+    if kind is not None:
+        permissions.remember(session.permissions, decision, kind)
+    reason = f" The user said: {reply.message}" if reply.message else ""
     return (
         "The user denied this tool call. Do not retry it in another form; "
-        "ask the user or choose another approach."
-    )
+        f"ask the user or choose another approach.{reason}"
+    ), args
 
 
 def _describe(exc: ValidationError) -> str:

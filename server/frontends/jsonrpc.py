@@ -13,7 +13,6 @@ import json
 import logging
 import re
 import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, BinaryIO
@@ -44,6 +43,7 @@ from protocol.methods import (
     SteerResult,
 )
 from server import __version__
+from server.frontends.stdio import StdinChunks
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
@@ -130,30 +130,6 @@ def server_capabilities() -> dict[str, Any]:
 
 
 # -- framing ----------------------------------------------------------------------------------
-
-
-class StdinChunks:
-    """Reads stdin on a daemon thread (a blocked read must never hold the process open)."""
-
-    def __init__(self, stream: BinaryIO):
-        self._stream = stream
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-        threading.Thread(target=self._pump, args=(loop,), daemon=True).start()
-
-    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
-        read = getattr(self._stream, "read1", self._stream.read)
-        while True:
-            try:
-                chunk = read(65536)
-            except (OSError, ValueError):
-                chunk = b""
-            loop.call_soon_threadsafe(self._queue.put_nowait, chunk)
-            if not chunk:
-                return
-
-    async def next(self) -> bytes:
-        return await self._queue.get()
 
 
 async def read_frames(next_chunk: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes | None]:

@@ -168,7 +168,9 @@ class SessionService:
 
     # -- sessions -----------------------------------------------------------------------------
 
-    async def new_session(self, params: NewSessionParams) -> SessionInfoResult:
+    async def new_session(
+        self, params: NewSessionParams, *, session_id: str | None = None
+    ) -> SessionInfoResult:
         cwd = Path(params.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise ServiceError(
@@ -190,7 +192,9 @@ class SessionService:
             raise ServiceError(
                 errors.ENGINE_UNAVAILABLE, f"unknown engine {engine_id!r}; available: {known}"
             )
-        session_id = f"sess_{uuid.uuid4().hex[:16]}"
+        if session_id in self.sessions:
+            raise ServiceError(errors.INVALID_PARAMS, f"session {session_id} already exists")
+        session_id = session_id or f"sess_{uuid.uuid4().hex[:16]}"
         mode = params.mode or config.get("permissions", {}).get("mode", "default")
         spec = SessionSpec(
             session_id=session_id, cwd=cwd, config=config, mode=mode, subagent=params.subagent

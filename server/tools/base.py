@@ -82,6 +82,10 @@ class Tool(ABC):
     def title(self, args: Any) -> str:
         return self.name
 
+    def is_read_only(self, args: Any) -> bool:
+        """Whether this call changes nothing; tools whose calls differ (git) override it."""
+        return self.read_only
+
     def paths(self, args: Any) -> list[str]:
         """Filesystem paths the call touches (workspace confinement, editor locations)."""
         return []

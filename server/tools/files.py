@@ -1,11 +1,18 @@
-"""File tools: read_file, write_file, edit_file, list_dir.
+"""File tools: read_file, write_file, edit_file, list_dir, and the line tags of hashed reads.
 
 `ctx.read_times` is keyed on the file's real path (`Path.resolve()`), so `a/../b.py`, `./b.py`
 and a symlink to it share one freshness record.
+
+A hashed read shows each line as `N: tag| text`. The tag is the first 6 characters of the
+unpadded base64url SHA-256 of the line's UTF-8 with surrounding whitespace trimmed the way
+JavaScript's `String.prototype.trim()` trims it; blank lines get `______`. edit_file_hashed
+(`hashed.py`) anchors on these tags.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import stat
 from itertools import islice
@@ -19,6 +26,26 @@ from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
 BINARY_SNIFF = 8192
 MAX_LINE_CHARS = 2000
 MAX_DIR_ENTRIES = 1000
+BLANK_TAG = "______"
+# What JavaScript's trim() strips: WhiteSpace (incl. U+FEFF and category Zs) and LineTerminator.
+# Python's str.strip() differs: it also strips U+001C-U+001F and U+0085, and keeps U+FEFF.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    return text.strip(JS_WHITESPACE)
+
+
+def line_tag(line: str) -> str:
+    """The 6-character tag of one line (without its line ending)."""
+    trimmed = js_trim(line)
+    if not trimmed:
+        return BLANK_TAG
+    digest = hashlib.sha256(trimmed.encode("utf-8")).digest()
+    return base64.urlsafe_b64encode(digest)[:6].decode("ascii")
 
 
 def real_path(path: Path) -> Path:
@@ -73,19 +100,25 @@ def _count_lines(f: BinaryIO) -> int:
     return count + (1 if last not in (b"", b"\n") else 0)
 
 
-def _display(raw: bytes, number: int) -> str:
+def _display(raw: bytes, number: int, *, hashed: bool = False) -> str:
     text = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+    tag = f"{line_tag(text)}| " if hashed else ""
     if number == 1:
         text = text.removeprefix("\ufeff")
     if len(text) > MAX_LINE_CHARS:
         text = text[:MAX_LINE_CHARS] + f"… [line truncated, {len(text)} characters]"
-    return f"{number}: {text}"
+    return f"{number}: {tag}{text}"
 
 
 class ReadFileInput(ToolInput):
     path: str = Field(description="File to read, relative to the workspace or absolute.")
     offset: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
     limit: int = Field(default=2000, ge=1, description="Maximum number of lines to return.")
+    hashed: bool = Field(
+        default=False,
+        description="Prefix each line with its 6-character tag (`N: tag| text`) for "
+        "edit_file_hashed.",
+    )
 
 
 class ReadFile(Tool):
@@ -98,7 +131,9 @@ class ReadFile(Tool):
         "read the part you need, e.g. after locating it with grep. Lines longer than 2000 "
         "characters are cut. Binary files and directories are refused (use list_dir or glob for "
         "directories). Read a file before editing it: edits to a file that changed on disk since "
-        "you read it are refused."
+        "you read it are refused. With hashed: true each line reads `N: tag| text`, where tag "
+        "identifies the line's content (blank lines: ______); pass a tag and the line to "
+        "edit_file_hashed to replace that single line."
     )
     Input = ReadFileInput
     read_only = True
@@ -136,7 +171,9 @@ class ReadFile(Tool):
             )
         ctx.read_times[real_path(path)] = st.st_mtime
         result = {
-            "content": "\n".join(_display(raw, start + i) for i, raw in enumerate(lines)),
+            "content": "\n".join(
+                _display(raw, start + i, hashed=args.hashed) for i, raw in enumerate(lines)
+            ),
             "totalLines": total,
             "startLine": start,
             "endLine": start + len(lines) - 1,
@@ -244,7 +281,7 @@ class EditFile(Tool):
         if not args.old_string:
             raise ToolError("old_string is empty; use write_file to create or overwrite a file")
         path = ctx.resolve(args.path)
-        raw = _read_for_edit(ctx, path)
+        raw = read_for_edit(ctx, path)
         # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
         text = raw.decode("utf-8", errors="surrogateescape")
         old, new = _match_eol(text, args.old_string, args.new_string)
@@ -260,11 +297,7 @@ class EditFile(Tool):
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         data = updated.encode("utf-8", errors="surrogateescape")
-        try:
-            path.write_bytes(data)
-            ctx.read_times[real_path(path)] = path.stat().st_mtime
-        except OSError as e:
-            raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+        save_edit(ctx, path, data)
         return ToolResult(
             content={"path": str(path), "replacements": count if args.replace_all else 1},
             diff=Diff(
@@ -275,7 +308,8 @@ class EditFile(Tool):
         )
 
 
-def _read_for_edit(ctx: ToolContext, path: Path) -> bytes:
+def read_for_edit(ctx: ToolContext, path: Path) -> bytes:
+    """The file's bytes, refusing directories, binary files and files changed since the last read."""
     st = _stat_file(path)
     read_at = ctx.read_times.get(real_path(path))
     if read_at is not None and read_at != st.st_mtime:
@@ -292,10 +326,24 @@ def _read_for_edit(ctx: ToolContext, path: Path) -> bytes:
     return raw
 
 
+def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
+    """Write an edited file and record the new mtime so the next edit counts as fresh."""
+    try:
+        path.write_bytes(data)
+        ctx.read_times[real_path(path)] = path.stat().st_mtime
+    except OSError as e:
+        raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+
+
+def crlf_dominant(text: str) -> bool:
+    """More lines end in CRLF than in a bare LF."""
+    crlf = text.count("\r\n")
+    return crlf > text.count("\n") - crlf
+
+
 def _match_eol(text: str, old: str, new: str) -> tuple[str, str]:
     """Convert LF-only strings to CRLF when the file is CRLF-dominant."""
-    crlf = text.count("\r\n")
-    if crlf <= text.count("\n") - crlf or "\r" in old:
+    if not crlf_dominant(text) or "\r" in old:
         return old, new
     return _to_crlf(old), _to_crlf(new)
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .ask import AskUserQuestion
 from .base import Tool
 from .files import EditFile, ListDir, ReadFile, WriteFile
+from .git import Git
+from .hashed import EditFileHashed
 from .search import Glob, Grep
 from .shell import BackgroundJobs, Bash, BashOutput, KillBash
+from .todo import TodoWrite
 
 
 def builtin_tools(*, jobs: BackgroundJobs | None = None) -> list[Tool]:
@@ -16,12 +20,16 @@ def builtin_tools(*, jobs: BackgroundJobs | None = None) -> list[Tool]:
         ReadFile(),
         WriteFile(),
         EditFile(),
+        EditFileHashed(),
         ListDir(),
         Grep(),
         Glob(),
         Bash(jobs),
         BashOutput(jobs),
         KillBash(jobs),
+        Git(),
+        TodoWrite(),
+        AskUserQuestion(),
     ]
 
 

@@ -1,0 +1,408 @@
+"""The stream-json front door: Claude Code's headless dialect (`-p`, NDJSON on stdin/stdout).
+
+`claude-agent-sdk` drives it unmodified through `cli_path`: it sends user messages and
+`control_request`s as NDJSON, we answer with `system/init`, `assistant`, `user` (tool results),
+optional `stream_event`s and one `result` per turn. Permission requests and questions go out as
+`can_use_tool` control requests when `--permission-prompt-tool stdio` is given.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+
+from protocol.methods import (
+    AskQuestionParams,
+    AskQuestionResult,
+    NewSessionParams,
+    PromptParams,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionUpdateParams,
+)
+from server.frontends.stdio import StdinChunks, read_lines
+from server.frontends.streamjson_frames import (
+    DIALECT_VERSION,
+    TurnFrames,
+    cc_tool_name,
+    new_uuid,
+)
+from server.sessions.service import ClientCapabilities, ServiceError
+
+log = logging.getLogger(__name__)
+
+MAX_LINE = 16 * 1024 * 1024
+
+
+@dataclass
+class StreamJsonOptions:
+    prompt: str | None = None
+    input_format: str = "text"
+    output_format: str = "text"
+    partial: bool = False
+    permission_tool: str | None = None
+    session_id: str | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    mode: str | None = None
+    model: str | None = None
+
+
+class StreamJsonDoor:
+    """One process, one session, a queue of turns."""
+
+    def __init__(self, options: StreamJsonOptions, service_factory, stdout: BinaryIO):
+        self.options = options
+        interactive = options.permission_tool == "stdio"
+        self.capabilities = ClientCapabilities(questions=interactive, permissions=interactive)
+        self.service = service_factory(self)
+        self.stdout = stdout
+        self.session_id = ""
+        self.model = ""
+        self.running = False
+        self.stdin_closed = False
+        self.frames: TurnFrames | None = None
+        self.last_result: dict[str, Any] | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
+        self._send, self._receive = anyio.create_memory_object_stream[list](100)
+
+    # -- output --------------------------------------------------------------------------
+
+    def write(self, frame: dict[str, Any]) -> None:
+        if self.options.output_format != "stream-json":
+            return
+        self.stdout.write(
+            json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        )
+        self.stdout.flush()
+
+    def error_frame(self, message: str) -> None:
+        if self.options.output_format == "stream-json":
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "error",
+                    "error": message,
+                    "session_id": self.session_id,
+                    "uuid": new_uuid(),
+                }
+            )
+        else:
+            print(f"agentls: {message}", file=sys.stderr)
+
+    # -- the ClientChannel the session service talks to ---------------------------------
+
+    def send_update(self, params: SessionUpdateParams) -> None:
+        if self.frames is None:
+            return
+        for frame in self.frames.on_update(params.update.to_wire()):
+            self.write(frame)
+
+    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        call = params.tool_call
+        answer = await self.control_request(
+            {
+                "subtype": "can_use_tool",
+                "tool_name": cc_tool_name(call.name),
+                "input": call.input,
+                "tool_use_id": call.tool_call_id,
+                "permission_suggestions": [],
+                "blocked_path": None,
+                "decision_reason": call.reason,
+            }
+        )
+        if answer.get("behavior") == "allow":
+            kind = "allow_always" if answer.get("updatedPermissions") else "allow_once"
+            return RequestPermissionResult.model_validate(
+                {
+                    "outcome": {"outcome": "selected", "optionId": kind},
+                    "updatedInput": answer.get("updatedInput"),
+                }
+            )
+        if answer.get("interrupt"):
+            self.service.cancel(self.session_id)
+        return RequestPermissionResult.model_validate(
+            {
+                "outcome": {"outcome": "selected", "optionId": "reject_once"},
+                "message": answer.get("message"),
+            }
+        )
+
+    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        questions = [q.to_wire() for q in params.questions]
+        answer = await self.control_request(
+            {
+                "subtype": "can_use_tool",
+                "tool_name": "AskUserQuestion",
+                "input": {"questions": questions},
+                "tool_use_id": f"ask_{new_uuid()}",
+                "permission_suggestions": [],
+                "blocked_path": None,
+            }
+        )
+        answers = (answer.get("updatedInput") or {}).get("answers")
+        if answer.get("behavior") != "allow" or not answers:
+            return AskQuestionResult(declined=True)
+        return AskQuestionResult(answers=answers)
+
+    async def control_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.stdin_closed:
+            return {"behavior": "deny", "message": "no client is listening (stdin closed)"}
+        request_id = f"agentls_{next(self._ids)}"
+        done, box = anyio.Event(), []
+        self._pending[request_id] = (done, box)
+        self.write({"type": "control_request", "request_id": request_id, "request": request})
+        try:
+            await done.wait()
+        except BaseException:
+            self.write({"type": "control_cancel_request", "request_id": request_id})
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        response = box[0]
+        if response.get("subtype") == "error":
+            return {"behavior": "deny", "message": response.get("error", "")}
+        return response.get("response") or {}
+
+    # -- input ---------------------------------------------------------------------------
+
+    async def run(self, stdin: BinaryIO) -> int:
+        try:
+            await self.open_session()
+        except ServiceError as exc:
+            self.error_frame(str(exc))
+            return 1
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.turns)
+            async with self._send:
+                if self.options.input_format == "stream-json":
+                    await self.read_stdin(stdin)
+                    self.stdin_closed = True
+                    for done, box in list(self._pending.values()):
+                        box.append({"subtype": "error", "error": "stdin closed"})
+                        done.set()
+                elif self.options.prompt is not None:
+                    await self._send.send([{"type": "text", "text": self.options.prompt}])
+        await self.service.close_all()
+        return self.finish()
+
+    async def open_session(self) -> None:
+        params = NewSessionParams(
+            cwd=str(self.options.cwd), mode=self.options.mode, model=self.options.model
+        )
+        info = await self.service.new_session(params, session_id=self.options.session_id)
+        self.session_id, self.model = info.session_id, info.model
+
+    async def read_stdin(self, stdin: BinaryIO) -> None:
+        number = 0
+        async for line in read_lines(StdinChunks(stdin), limit=MAX_LINE):
+            number += 1
+            if line is None:
+                self.error_frame(f"stdin line {number} is longer than {MAX_LINE} bytes; skipped")
+                continue
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+                if not isinstance(message, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                self.error_frame(f"stdin line {number} is not a JSON object: {exc}")
+                continue
+            await self.dispatch(message)
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "user":
+            blocks = prompt_blocks(message.get("message", {}).get("content"))
+            if not blocks:
+                self.error_frame("user message without text or image content; ignored")
+            elif self.running:
+                self.steer(blocks)
+            else:
+                await self._send.send(blocks)
+        elif kind == "control_request":
+            self.write(self.control_response(message))
+        elif kind == "control_response":
+            response = message.get("response") or {}
+            pending = self._pending.get(response.get("request_id", ""))
+            if pending:
+                pending[1].append(response)
+                pending[0].set()
+        elif kind in ("control_cancel_request", "keep_alive"):
+            pass
+        else:
+            self.error_frame(f"unknown message type {kind!r}; ignored")
+
+    def steer(self, blocks: list[dict[str, Any]]) -> None:
+        text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
+        try:
+            self.service.steer(self.session_id, text)
+        except ServiceError:
+            self._send.send_nowait(blocks)
+
+    def control_response(self, message: dict[str, Any]) -> dict[str, Any]:
+        request_id = message.get("request_id", "")
+        request = message.get("request") or {}
+        subtype = request.get("subtype")
+        try:
+            body = self.control(subtype, request)
+        except ServiceError as exc:
+            return {
+                "type": "control_response",
+                "response": {"subtype": "error", "request_id": request_id, "error": str(exc)},
+            }
+        if body is None:
+            return {
+                "type": "control_response",
+                "response": {
+                    "subtype": "error",
+                    "request_id": request_id,
+                    "error": f"Unsupported control request subtype: {subtype}",
+                    "error_code": "unsupported_request",
+                },
+            }
+        return {
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": body},
+        }
+
+    def control(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+        if subtype == "initialize":
+            models = [
+                {"value": m.model_id, "displayName": m.name, "description": m.provider}
+                for m in self.service.describe(
+                    self.service.get(self.session_id)
+                ).models.available_models
+            ]
+            return {
+                "commands": [],
+                "models": models,
+                "agents": [],
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "pid": os.getpid(),
+            }
+        if subtype == "interrupt":
+            self.service.cancel(self.session_id)
+            return {}
+        if subtype == "set_permission_mode":
+            self.service.set_mode(self.session_id, request.get("mode", "default"))
+            return {}
+        if subtype == "set_model":
+            model = request.get("model") or self.model
+            self.service.set_model(self.session_id, model)
+            self.model = model
+            return {}
+        if subtype == "mcp_status":
+            return {"mcpServers": []}
+        return None
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def turns(self) -> None:
+        async with self._receive:
+            async for blocks in self._receive:
+                await self.turn(blocks)
+
+    async def turn(self, blocks: list[dict[str, Any]]) -> None:
+        session = self.service.get(self.session_id)
+        info = self.service.describe(session)
+        self.model = info.model
+        self.write(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(session.cwd),
+                "session_id": self.session_id,
+                "tools": tool_names(session),
+                "mcp_servers": [],
+                "model": info.model,
+                "permissionMode": info.modes.current_mode_id,
+                "slash_commands": [],
+                "apiKeySource": "none",
+                "claude_code_version": DIALECT_VERSION,
+                "output_style": "default",
+                "agents": [],
+                "skills": [],
+                "plugins": [],
+                "uuid": new_uuid(),
+            }
+        )
+        self.frames = TurnFrames(self.session_id, info.model, partial=self.options.partial)
+        started = time.monotonic()
+        self.running = True
+        try:
+            outcome = await self.service.prompt(
+                PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
+            )
+        finally:
+            self.running = False
+        result = self.frames.result(outcome, int((time.monotonic() - started) * 1000))
+        self.frames = None
+        self.last_result = result
+        self.write(result)
+
+    def finish(self) -> int:
+        result = self.last_result
+        if result is None:
+            return 0
+        fmt = self.options.output_format
+        if fmt == "json":
+            self.stdout.write(json.dumps(result, ensure_ascii=False).encode() + b"\n")
+        elif fmt == "text":
+            text = result.get("result") or ""
+            stream = self.stdout if not result["is_error"] else None
+            if stream:
+                stream.write(text.encode() + b"\n")
+            else:
+                print(f"agentls: {result['subtype']}: {text}", file=sys.stderr)
+        self.stdout.flush()
+        return 1 if result["is_error"] else 0
+
+
+def tool_names(session: Any) -> list[str]:
+    return [cc_tool_name(name) for name in getattr(session.handle, "tools", {})]
+
+
+def prompt_blocks(content: Any) -> list[dict[str, Any]]:
+    """Claude Code user content (a string or blocks) as our prompt content blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            blocks.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "image" and isinstance(block.get("source"), dict):
+            source = block["source"]
+            if source.get("type") == "base64":
+                blocks.append(
+                    {
+                        "type": "image",
+                        "data": source.get("data", ""),
+                        "mimeType": source.get("media_type", ""),
+                    }
+                )
+    return blocks
+
+
+def run_streamjson(options: StreamJsonOptions, service_factory) -> int:
+    async def main() -> int:
+        door = StreamJsonDoor(options, service_factory, sys.stdout.buffer)
+        return await door.run(sys.stdin.buffer)
+
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        return 130

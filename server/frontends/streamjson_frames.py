@@ -1,0 +1,290 @@
+"""Projection of agentls session updates into Claude Code stream-json frames."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from protocol.methods import PromptResult
+
+# Our tool names as Claude Code clients know them (for allowedTools and can_use_tool).
+CC_TOOL_NAMES = {
+    "read_file": "Read",
+    "write_file": "Write",
+    "edit_file": "Edit",
+    "edit_file_hashed": "EditHashed",
+    "list_dir": "LS",
+    "glob": "Glob",
+    "grep": "Grep",
+    "bash": "Bash",
+    "bash_output": "BashOutput",
+    "kill_bash": "KillShell",
+    "todo_write": "TodoWrite",
+    "ask_user_question": "AskUserQuestion",
+    "web_fetch": "WebFetch",
+    "web_search": "WebSearch",
+    "task": "Task",
+    "skill": "Skill",
+    "git": "Git",
+}
+OUR_TOOL_NAMES = {v: k for k, v in CC_TOOL_NAMES.items()}
+DIALECT_VERSION = "2.1.0"
+"""The Claude Code stream-json dialect level these frames follow."""
+
+
+def cc_tool_name(name: str) -> str:
+    return CC_TOOL_NAMES.get(name, name)
+
+
+def our_tool_name(name: str) -> str:
+    return OUR_TOOL_NAMES.get(name, name)
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def cc_usage(usage: dict[str, int]) -> dict[str, int]:
+    return {
+        "input_tokens": usage.get("inputTokens", 0),
+        "output_tokens": usage.get("outputTokens", 0),
+        "cache_read_input_tokens": usage.get("cacheReadTokens", 0),
+        "cache_creation_input_tokens": usage.get("cacheWriteTokens", 0),
+    }
+
+
+class TurnFrames:
+    """Turns one turn's updates into frames; `result()` closes the turn."""
+
+    def __init__(self, session_id: str, model: str, *, partial: bool):
+        self.session_id = session_id
+        self.model = model
+        self.partial = partial
+        self.steps = 0
+        self.last_text = ""
+        self.denials: list[dict[str, Any]] = []
+        self.tool_seconds = 0.0
+        self._tools: dict[str, tuple[str, dict[str, Any], float]] = {}
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._step_text: list[str] = []
+        self._message_id = ""
+        self._block: str | None = None
+        self._index = -1
+
+    def envelope(self, frame: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **frame,
+            "parent_tool_use_id": None,
+            "session_id": self.session_id,
+            "uuid": new_uuid(),
+        }
+
+    def on_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = update["kind"]
+        handler = getattr(self, f"_on_{kind}", None)
+        return handler(update) if handler else []
+
+    # -- assistant output ----------------------------------------------------------------
+
+    def _on_agent_message_chunk(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        frames = self._flush_thinking() if self._thinking else []
+        self._text.append(update["text"])
+        self._step_text.append(update["text"])
+        return frames + self._delta("text", {"type": "text_delta", "text": update["text"]})
+
+    def _on_agent_thought_chunk(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        self._thinking.append(update["text"])
+        return self._delta("thinking", {"type": "thinking_delta", "thinking": update["text"]})
+
+    def _on_tool_call(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        frames = self._flush_thinking() + self._flush_text()
+        name = cc_tool_name(update["name"])
+        self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
+        block = {
+            "type": "tool_use",
+            "id": update["toolCallId"],
+            "name": name,
+            "input": update["input"],
+        }
+        if self.partial:
+            frames += self._start_block("tool_use", {**block, "input": {}})
+            frames += self._event(
+                {
+                    "type": "content_block_delta",
+                    "index": self._index,
+                    "delta": {
+                        "type": "input_json_delta",
+                        "partial_json": json.dumps(update["input"]),
+                    },
+                }
+            )
+        return [*frames, self._assistant([block])]
+
+    def _on_tool_call_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        call_id, status = update["toolCallId"], update["status"]
+        name, args, started = self._tools.get(call_id, ("", {}, 0.0))
+        if status == "in_progress":
+            self._tools[call_id] = (name, args, time.monotonic())
+            return []
+        if started:
+            self.tool_seconds += time.monotonic() - started
+        if status == "denied":
+            self.denials.append({"tool_name": name, "tool_use_id": call_id, "tool_input": args})
+        is_error = status != "completed"
+        content = update.get("output") if not is_error else update.get("error")
+        result = {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": content or "",
+            "is_error": is_error,
+        }
+        return [self.envelope({"type": "user", "message": {"role": "user", "content": [result]}})]
+
+    def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        self.steps += 1
+        frames = self._flush_thinking() + self._flush_text(cc_usage(update["usage"]))
+        if self._step_text:
+            self.last_text = "".join(self._step_text)
+            self._step_text = []
+        if self.partial and self._message_id:
+            frames += self._stop_block()
+            reason = {"tool_use": "tool_use", "max_tokens": "max_tokens"}.get(
+                update["finishReason"], "end_turn"
+            )
+            frames += self._event(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": reason},
+                    "usage": {"output_tokens": update["usage"]["outputTokens"]},
+                }
+            )
+            frames += self._event({"type": "message_stop"})
+        self._message_id = ""
+        return frames
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _ensure_message(self) -> list[dict[str, Any]]:
+        if self._message_id:
+            return []
+        self._message_id = f"msg_{uuid.uuid4().hex[:24]}"
+        self._index = -1
+        if not self.partial:
+            return []
+        return self._event(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": self._message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.model,
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                },
+            }
+        )
+
+    def _assistant(
+        self, content: list[dict[str, Any]], usage: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        self._ensure_message()
+        return self.envelope(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": self._message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.model,
+                    "content": content,
+                    "stop_reason": None,
+                    "usage": usage or {"input_tokens": 0, "output_tokens": 0},
+                },
+            }
+        )
+
+    def _flush_text(self, usage: dict[str, int] | None = None) -> list[dict[str, Any]]:
+        if not self._text:
+            return []
+        text, self._text = "".join(self._text), []
+        return [self._assistant([{"type": "text", "text": text}], usage)]
+
+    def _flush_thinking(self) -> list[dict[str, Any]]:
+        if not self._thinking:
+            return []
+        thinking, self._thinking = "".join(self._thinking), []
+        return [self._assistant([{"type": "thinking", "thinking": thinking, "signature": ""}])]
+
+    def _delta(self, block: str, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        if not self.partial:
+            self._ensure_message()
+            return []
+        frames = self._ensure_message()
+        if self._block != block:
+            empty = {
+                "text": {"type": "text", "text": ""},
+                "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+            }[block]
+            frames += self._start_block(block, empty)
+        return frames + self._event(
+            {"type": "content_block_delta", "index": self._index, "delta": delta}
+        )
+
+    def _start_block(self, block: str, content_block: dict[str, Any]) -> list[dict[str, Any]]:
+        frames = self._ensure_message() + self._stop_block()
+        self._index += 1
+        self._block = block
+        return frames + self._event(
+            {"type": "content_block_start", "index": self._index, "content_block": content_block}
+        )
+
+    def _stop_block(self) -> list[dict[str, Any]]:
+        if self._block is None:
+            return []
+        self._block = None
+        return self._event({"type": "content_block_stop", "index": self._index})
+
+    def _event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        return [self.envelope({"type": "stream_event", "event": event})]
+
+    # -- the end -------------------------------------------------------------------------
+
+    def result(self, outcome: PromptResult, duration_ms: int) -> dict[str, Any]:
+        subtype, reason, is_error = result_kind(outcome)
+        frame: dict[str, Any] = {
+            "type": "result",
+            "subtype": subtype,
+            "is_error": is_error,
+            "duration_ms": duration_ms,
+            "duration_api_ms": max(0, duration_ms - int(self.tool_seconds * 1000)),
+            "num_turns": self.steps,
+            "result": self.last_text if not is_error else (outcome.error or self.last_text),
+            "stop_reason": outcome.stop_reason,
+            "session_id": self.session_id,
+            "total_cost_usd": 0.0,
+            "usage": cc_usage(outcome.usage.to_wire()),
+            "permission_denials": self.denials,
+            "terminal_reason": reason,
+            "uuid": new_uuid(),
+        }
+        if outcome.error:
+            frame["errors"] = [outcome.error]
+        return frame
+
+
+def result_kind(outcome: PromptResult) -> tuple[str, str, bool]:
+    """(subtype, terminal_reason, is_error) for a turn's terminal."""
+    if outcome.terminal == "completed":
+        if outcome.stop_reason == "max_turn_requests":
+            return "error_max_turns", "max_turns", True
+        return "success", "completed", False
+    if outcome.terminal == "aborted":
+        return "error_during_execution", "aborted_streaming", True
+    if outcome.terminal == "timed_out":
+        return "error_during_execution", "timeout", True
+    return "error_during_execution", "error", True
