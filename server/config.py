@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,24 @@ DEFAULTS: dict[str, Any] = {
     "questions": {"timeout": 60},
     "turnTimeout": 1800,
     "maxSteps": 100,
+    "webFetch": {
+        "enabled": True,
+        "allowedDomains": ["*"],
+        "maxBytes": 2_000_000,
+        "timeout": 15,
+        "allowPrivateHosts": False,
+    },
+    "webSearch": {"enabled": True, "provider": "auto", "maxResults": 8, "timeout": 15},
 }
 
+# Keys a cloned repository must not set: they could send the user's keys to another server or
+# open the network guard. They are honoured from the user config, the environment and flags.
+USER_ONLY_KEYS = ("llm.baseUrl", "webFetch.allowPrivateHosts", "webFetch.allowedDomains")
+USER_ONLY_SECTIONS = ("webSearch",)
+
 # environment variable -> dotted config key
+log = logging.getLogger(__name__)
+
 ENV_KEYS = {
     "AGENTLS_ENGINE": "engine",
     "AGENTLS_PROVIDER": "llm.provider",
@@ -67,6 +83,21 @@ def read_json_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def project_layer(data: dict[str, Any]) -> dict[str, Any]:
+    """The project file without the keys only the user may set (a warning names each one)."""
+    layer = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for dotted in USER_ONLY_KEYS:
+        section, key = dotted.split(".")
+        if isinstance(layer.get(section), dict) and key in layer[section]:
+            del layer[section][key]
+            log.warning("ignoring %s from the project config; set it in the user config", dotted)
+    for section in USER_ONLY_SECTIONS:
+        if section in layer:
+            del layer[section]
+            log.warning("ignoring %s from the project config; set it in the user config", section)
+    return layer
+
+
 def _coerce(value: str) -> Any:
     try:
         return json.loads(value)
@@ -94,6 +125,7 @@ def load_config(
 ) -> dict[str, Any]:
     config = deep_merge(DEFAULTS, read_json_file(user_config_path()))
     if cwd is not None:
-        config = deep_merge(config, read_json_file(cwd / ".agentls" / "config.json"))
+        project = read_json_file(cwd / ".agentls" / "config.json")
+        config = deep_merge(config, project_layer(project))
     config = deep_merge(config, env_layer(dict(os.environ) if environ is None else environ))
     return deep_merge(config, flags or {})

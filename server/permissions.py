@@ -7,6 +7,7 @@ ask whatever the mode: `rm -rf`, `.env*` files, paths outside the workspace.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -65,17 +66,47 @@ def outside_workspace(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
     return None
 
 
+def inside_git_dir(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
+    """Writes under .git/ can plant hooks and filters that later run as code."""
+    if tool.is_read_only(args):
+        return None
+    for raw in tool.paths(args):
+        if ".git" in ctx.resolve(raw).parts:
+            return f"writes inside .git: {raw}"
+    return None
+
+
+def rules_from_names(names: list[str]) -> set[str]:
+    """Allow rules from tool names as users write them: `Read`, `bash`, `Bash(npm test:*)`."""
+    from server.tools.registry import canonical_name
+
+    rules = set()
+    for name in names:
+        match = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", name)
+        if not match:
+            continue
+        tool, spec = canonical_name(match.group(1)), (match.group(2) or "").strip()
+        program = spec.split(":", 1)[0].split(maxsplit=1)[0] if spec and spec != "*" else ""
+        rules.add(f"{tool}({program})" if program else tool)
+    return rules
+
+
 def decide(tool: Tool, args: Any, ctx: ToolContext, state: PermissionState) -> Decision:
     if state.mode == "plan" and not tool.is_read_only(args):
         return Decision("deny", "plan mode is read-only: describe the change instead of making it")
-    always = tool.always_ask(args) or outside_workspace(tool, args, ctx)
+    always = (
+        tool.always_ask(args)
+        or outside_workspace(tool, args, ctx)
+        or inside_git_dir(tool, args, ctx)
+    )
     if always:
         return Decision("ask", always)
     key = rule_key(tool, args)
     if key in state.deny_rules:
         return Decision("deny", f"the user always rejects {key}")
     free = tool.is_read_only(args) and tool.kind != "fetch"
-    if free or state.mode == "bypassPermissions" or key in state.allow_rules:
+    allowed = key in state.allow_rules or tool.name in state.allow_rules
+    if free or state.mode == "bypassPermissions" or allowed:
         return Decision("allow")
     if state.mode == "acceptEdits" and tool.kind in EDIT_KINDS:
         return Decision("allow")

@@ -22,5 +22,13 @@ def fake_llm():
 
 
 def write_project_config(ws: Path, config: dict) -> None:
+    """Write `config` for the workspace; `llm.baseUrl`, which only the user config may set,
+    goes to the user config of the test home (`server_env(ws.parent)`)."""
+    config = json.loads(json.dumps(config))
+    base_url = config.get("llm", {}).pop("baseUrl", None)
     (ws / ".agentls").mkdir(exist_ok=True)
     (ws / ".agentls" / "config.json").write_text(json.dumps(config))
+    if base_url:
+        user = ws.parent / "config" / "agentls"
+        user.mkdir(parents=True, exist_ok=True)
+        (user / "config.json").write_text(json.dumps({"llm": {"baseUrl": base_url}}))

@@ -511,3 +511,19 @@ async def test_runner_batches_by_each_calls_read_only_ness(ws, read_only, outcom
     calls = [ToolCallPart(f"m{i}", "meet", {"read_only": read_only}) for i in range(2)]
     results = await run_tool_calls(session(ws, [Meet()], "bypassPermissions"), calls, Sink())
     assert [r.content for r in results] == [outcome, outcome]
+
+
+def test_rules_from_claude_code_style_names():
+    from server.permissions import rules_from_names
+
+    assert rules_from_names(
+        [
+            "Read",
+            "Bash(npm test:*)",
+            "bash",
+            "Edit(*)",
+            "mcp__db__query",
+            "  Grep  ",
+            "not a (valid",
+        ]
+    ) == {"read_file", "bash(npm)", "bash", "edit_file", "mcp__db__query", "grep"}

@@ -553,9 +553,18 @@ def test_builtin_tools_one_of_each_with_shared_jobs():
         "git",
         "todo_write",
         "ask_user_question",
+        "web_fetch",
+        "web_search",
     ]
     assert {t.jobs for t in tools if isinstance(t, Bash | BashOutput | KillBash)} == {jobs}
     assert all(t.spec()["parameters"]["type"] == "object" for t in tools)
+
+
+def test_config_removes_tools():
+    config = {"webFetch": {"enabled": False}, "tools": {"disallowed": ["Bash", "git"]}}
+    names = [t.name for t in builtin_tools(config=config)]
+    assert "web_fetch" not in names and "bash" not in names and "git" not in names
+    assert "web_search" in names and "read_file" in names
 
 
 def test_tools_by_name_indexes_and_rejects_duplicates():

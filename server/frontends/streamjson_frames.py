@@ -8,38 +8,14 @@ import uuid
 from typing import Any
 
 from protocol.methods import PromptResult
+from server.tools.registry import CLAUDE_CODE_NAMES
 
-# Our tool names as Claude Code clients know them (for allowedTools and can_use_tool).
-CC_TOOL_NAMES = {
-    "read_file": "Read",
-    "write_file": "Write",
-    "edit_file": "Edit",
-    "edit_file_hashed": "EditHashed",
-    "list_dir": "LS",
-    "glob": "Glob",
-    "grep": "Grep",
-    "bash": "Bash",
-    "bash_output": "BashOutput",
-    "kill_bash": "KillShell",
-    "todo_write": "TodoWrite",
-    "ask_user_question": "AskUserQuestion",
-    "web_fetch": "WebFetch",
-    "web_search": "WebSearch",
-    "task": "Task",
-    "skill": "Skill",
-    "git": "Git",
-}
-OUR_TOOL_NAMES = {v: k for k, v in CC_TOOL_NAMES.items()}
 DIALECT_VERSION = "2.1.0"
 """The Claude Code stream-json dialect level these frames follow."""
 
 
 def cc_tool_name(name: str) -> str:
-    return CC_TOOL_NAMES.get(name, name)
-
-
-def our_tool_name(name: str) -> str:
-    return OUR_TOOL_NAMES.get(name, name)
+    return CLAUDE_CODE_NAMES.get(name, name)
 
 
 def new_uuid() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from .ask import AskUserQuestion
 from .base import Tool
@@ -12,11 +13,44 @@ from .hashed import EditFileHashed
 from .search import Glob, Grep
 from .shell import BackgroundJobs, Bash, BashOutput, KillBash
 from .todo import TodoWrite
+from .web_fetch import web_tools
+
+# Our tool names as Claude Code clients know them (allowedTools, can_use_tool, frames).
+CLAUDE_CODE_NAMES = {
+    "read_file": "Read",
+    "write_file": "Write",
+    "edit_file": "Edit",
+    "edit_file_hashed": "EditHashed",
+    "list_dir": "LS",
+    "glob": "Glob",
+    "grep": "Grep",
+    "bash": "Bash",
+    "bash_output": "BashOutput",
+    "kill_bash": "KillShell",
+    "git": "Git",
+    "todo_write": "TodoWrite",
+    "ask_user_question": "AskUserQuestion",
+    "web_fetch": "WebFetch",
+    "web_search": "WebSearch",
+    "task": "Task",
+    "skill": "Skill",
+}
+OUR_NAMES = {v: k for k, v in CLAUDE_CODE_NAMES.items()}
 
 
-def builtin_tools(*, jobs: BackgroundJobs | None = None) -> list[Tool]:
-    """One instance of each built-in tool; the shell tools share `jobs` (default: `shell.JOBS`)."""
-    return [
+def canonical_name(name: str) -> str:
+    """Our name for a tool named either way (`Read` or `read_file`)."""
+    return OUR_NAMES.get(name, name)
+
+
+def builtin_tools(
+    *, jobs: BackgroundJobs | None = None, config: dict[str, Any] | None = None
+) -> list[Tool]:
+    """One instance of each built-in tool the config enables, minus `tools.disallowed`; the
+    shell tools share `jobs` (default: `shell.JOBS`)."""
+    config = config or {}
+    disallowed = {canonical_name(n) for n in (config.get("tools") or {}).get("disallowed", [])}
+    tools = [
         ReadFile(),
         WriteFile(),
         EditFile(),
@@ -30,7 +64,9 @@ def builtin_tools(*, jobs: BackgroundJobs | None = None) -> list[Tool]:
         Git(),
         TodoWrite(),
         AskUserQuestion(),
+        *web_tools(config),
     ]
+    return [t for t in tools if t.name not in disallowed]
 
 
 def tools_by_name(tools: Iterable[Tool] | None = None) -> dict[str, Tool]:
