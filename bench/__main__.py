@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 import time
 from pathlib import Path
 
-from bench import spine
+from bench import providers, spine, tools, turns
 
-SUITES = {"spine": spine.run}
+SUITES = {"spine": spine.run, "turns": turns.run, "providers": providers.run, "tools": tools.run}
 
 
 def main(argv: list[str]) -> int:
-    chosen = argv or list(SUITES)
+    size = "tiny" if "--tiny" in argv else "full"
+    chosen = [a for a in argv if not a.startswith("--")] or list(SUITES)
     results: dict[str, dict[str, float]] = {}
     for name in chosen:
-        results[name] = SUITES[name]()
+        started = time.perf_counter()
+        results[name] = SUITES[name](size)
+        print(f"[{name}] {time.perf_counter() - started:.1f} s", file=sys.stderr)
     width = max(len(k) for r in results.values() for k in r)
     for name, figures in results.items():
         print(f"[{name}]")
@@ -30,7 +34,10 @@ def main(argv: list[str]) -> int:
         "python": platform.python_version(),
         "results": results,
     }
-    (out / "latest.json").write_text(json.dumps(record, indent=2))
+    record["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform()}
+    (out / ("tiny.json" if size == "tiny" else "latest.json")).write_text(
+        json.dumps(record, indent=2)
+    )
     return 0
 
 

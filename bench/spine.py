@@ -29,11 +29,10 @@ async def warm_turns(home: Path, fake: FakeModelServer, runs: int) -> list[float
     (ws / ".agentls").mkdir(parents=True, exist_ok=True)
     (ws / "notes.txt").write_text("hello\n" * 50)
     (ws / ".agentls" / "config.json").write_text(
-        json.dumps(
-            {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}}
-        )
+        json.dumps({"llm": {"provider": "openai", "model": "gpt-5.5"}})
     )
-    conn = await Connection.spawn(bench_env(home, OPENAI_API_KEY="bench"))
+    env = bench_env(home, OPENAI_API_KEY="bench", AGENTLS_BASE_URL=fake.openai_base_url)
+    conn = await Connection.spawn(env)
     await conn.initialize()
     session = (await conn.call("session/new", {"cwd": str(ws)}))["sessionId"]
     times = []
@@ -69,13 +68,51 @@ def import_time() -> float:
     return total / 1e6
 
 
-def run(repeats: int = 5) -> dict[str, float]:
+async def streamjson_start(home: Path) -> tuple[float, float]:
+    """Process start -> `system/init`, and -> the first `result` of a one-step scripted turn."""
+    env = bench_env(home, AGENTLS_PROVIDER="scripted")
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        env=env,
+        cwd=home,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    line = {"type": "user", "message": {"role": "user", "content": "hi"}}
+    proc.stdin.write(json.dumps(line).encode() + b"\n")
+    init = result = 0.0
+    async for raw in proc.stdout:
+        frame = json.loads(raw)
+        if frame["type"] == "system" and not init:
+            init = time.perf_counter() - started
+        if frame["type"] == "result":
+            result = time.perf_counter() - started
+            proc.stdin.close()
+    await proc.wait()
+    return init, result
+
+
+def run(size: str = "full") -> dict[str, float]:
+    repeats = 1 if size == "tiny" else 5
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as fake:
         home = Path(tmp)
         colds = [asyncio.run(cold_start(home)) for _ in range(repeats)]
+        streams = [asyncio.run(streamjson_start(home)) for _ in range(repeats)]
         warm = asyncio.run(warm_turns(home, fake, repeats * 4))
     return {
         "cold_start_initialize_s": statistics.median(colds),
+        "streamjson_start_to_init_s": statistics.median(s[0] for s in streams),
+        "streamjson_start_to_result_s": statistics.median(s[1] for s in streams),
         "serve_import_s": statistics.median(import_time() for _ in range(3)),
         "warm_two_step_turn_ms": statistics.median(warm) * 1000,
         "warm_two_step_turn_p90_ms": sorted(warm)[int(len(warm) * 0.9) - 1] * 1000,

@@ -156,6 +156,21 @@ class Compaction(WireModel):
     after: int
 
 
+class StreamRetry(WireModel):
+    """The model call failed with a transient error (429, 5xx, dropped connection, cut stream)
+    and is retried after `delay` seconds. Everything streamed since the last `step_finish`
+    (message and thought chunks, announced tool calls) is discarded: the retry streams the
+    reply again from its start."""
+
+    kind: Literal["stream_retry"] = "stream_retry"
+    attempt: int
+    """1 for the first retry."""
+    delay: float
+    """Seconds until the retry starts."""
+    error: str
+    """What went wrong, as the provider reported it."""
+
+
 class TurnEnd(WireModel):
     """Always the last update of a turn; mirrors the `session/prompt` result."""
 
@@ -179,6 +194,7 @@ SessionUpdateKind = Annotated[
     | SubagentUpdate
     | ModelSwitched
     | Compaction
+    | StreamRetry
     | TurnEnd,
     Field(discriminator="kind"),
 ]

@@ -45,8 +45,16 @@ IGNORED_VALUE_FLAGS = (
 
 
 def common_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--provider", help="anthropic | openai | scripted")
+    from server.providers.thinking import add_thinking_flags
+
+    parser.add_argument(
+        "--provider",
+        help="anthropic | openai | deepseek | volcengine | qwen | moonshot | openrouter | "
+        "ollama | scripted",
+    )
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-6")
+    parser.add_argument("--vision-model", help="model for turns with images (same provider)")
+    add_thinking_flags(parser)
     parser.add_argument("--base-url", help="provider base URL (a proxy or a compatible server)")
     parser.add_argument("--engine", help="engine id (native)")
     parser.add_argument("--permission-mode", choices=MODES)
@@ -85,7 +93,8 @@ def build_print_parser() -> argparse.ArgumentParser:
         "--allowedTools",
         "--allowed-tools",
         dest="allowed_tools",
-        action="append",
+        nargs="+",
+        action="extend",
         default=[],
         help="tools that run without asking",
     )
@@ -93,7 +102,8 @@ def build_print_parser() -> argparse.ArgumentParser:
         "--disallowedTools",
         "--disallowed-tools",
         dest="disallowed_tools",
-        action="append",
+        nargs="+",
+        action="extend",
         default=[],
         help="tools removed from the session",
     )
@@ -116,8 +126,18 @@ def split_list(values: list[str]) -> list[str]:
 
 
 def flags_from(args: argparse.Namespace) -> dict[str, Any]:
-    llm = {"provider": args.provider, "model": args.model, "baseUrl": args.base_url}
-    flags: dict[str, Any] = {"llm": {k: v for k, v in llm.items() if v}}
+    from server.config import deep_merge
+    from server.providers.thinking import thinking_flags
+
+    llm = {
+        "provider": args.provider,
+        "model": args.model,
+        "baseUrl": args.base_url,
+        "visionModel": args.vision_model,
+    }
+    flags: dict[str, Any] = deep_merge(
+        {"llm": {k: v for k, v in llm.items() if v}}, thinking_flags(args)
+    )
     if args.engine:
         flags["engine"] = args.engine
     if args.permission_mode:

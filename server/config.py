@@ -37,6 +37,7 @@ ENV_KEYS = {
     "AGENTLS_ENGINE": "engine",
     "AGENTLS_PROVIDER": "llm.provider",
     "AGENTLS_MODEL": "llm.model",
+    "AGENTLS_VISION_MODEL": "llm.visionModel",
     "AGENTLS_BASE_URL": "llm.baseUrl",
     "AGENTLS_MAX_RETRIES": "llm.maxRetries",
     "AGENTLS_TURN_TIMEOUT": "turnTimeout",

@@ -290,3 +290,95 @@ def test_command_line_entry_point(tmp_path: Path) -> None:
 
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "from file"
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def ollama_lines(server: FakeModelServer, body: dict) -> tuple[httpx.Response, list[dict]]:
+    response = httpx.post(server.ollama_base_url + "/api/chat", json=body)
+    return response, [json.loads(line) for line in response.text.splitlines() if line]
+
+
+def test_ollama_ndjson_stream(server: FakeModelServer) -> None:
+    server.script(
+        Reply(
+            thinking="hmm ok",
+            text="Hi there",
+            tool_calls=[FakeToolCall("ls", {"path": "."})],
+            usage=(12, 3),
+        )
+    )
+    response, lines = ollama_lines(server, {"model": "llava", "messages": USER_HI})
+
+    assert response.headers["content-type"] == "application/x-ndjson"
+    messages = [line["message"] for line in lines]
+    assert [m.get("thinking") for m in messages[:2]] == ["hmm ", "ok"]
+    assert [m["content"] for m in messages[2:4]] == ["Hi ", "there"]
+    assert messages[4]["tool_calls"] == [{"function": {"name": "ls", "arguments": {"path": "."}}}]
+    assert [line["done"] for line in lines] == [False] * 5 + [True]
+    last = lines[-1]
+    assert (last["done_reason"], last["prompt_eval_count"], last["eval_count"]) == ("stop", 12, 3)
+    assert all(line["model"] == "llava" for line in lines)
+
+
+def test_ollama_errors_and_non_streaming(server: FakeModelServer) -> None:
+    server.script(Reply(status=404, error_message="model 'x' not found"), Reply(text="kept"))
+    missing = httpx.post(server.ollama_base_url + "/api/chat", json={"model": "x"})
+    plain = httpx.post(server.ollama_base_url + "/api/chat", json={"model": "x", "stream": False})
+
+    assert (missing.status_code, missing.json()) == (404, {"error": "model 'x' not found"})
+    assert plain.status_code == 400 and "only streaming" in plain.json()["error"]
+    assert server.pending == 1
+
+
+def test_ollama_stream_error_line(server: FakeModelServer) -> None:
+    server.script(Reply(text="a", stream_error="runner died"))
+    _, lines = ollama_lines(server, {"model": "m", "messages": USER_HI})
+
+    assert lines[-1] == {"error": "runner died"}
+
+
+def test_cut_after_drops_the_connection_mid_stream(server: FakeModelServer) -> None:
+    server.script(Reply(text="one two three four", cut_after=2))
+    body = {"model": "m", "messages": USER_HI, "stream": True}
+    seen = []
+    with (
+        httpx.stream("POST", server.openai_base_url + "/chat/completions", json=body) as r,
+        pytest.raises(httpx.RemoteProtocolError),
+    ):
+        for line in r.iter_lines():
+            seen.append(line)
+
+    contents = [json.loads(s[6:])["choices"][0]["delta"].get("content") for s in seen if s]
+    assert contents == ["", "one ", "two "]
+
+
+def test_drop_closes_without_an_answer(server: FakeModelServer) -> None:
+    server.script(Reply(drop=True), Reply(text="fine"))
+    with pytest.raises(openai.APIConnectionError):
+        openai_chunks(server)
+    assert len(openai_chunks(server)) > 1
+
+
+def test_retry_after_headers(server: FakeModelServer) -> None:
+    server.script(
+        Reply(status=429, error_message="slow", retry_after=2, retry_after_ms=None),
+        Reply(status=503, error_message="busy"),
+    )
+    body = {"model": "m", "messages": USER_HI, "stream": True}
+    first = httpx.post(server.openai_base_url + "/chat/completions", json=body)
+    second = httpx.post(server.anthropic_base_url + "/v1/messages", json=body)
+
+    assert first.headers["retry-after"] == "2" and "retry-after-ms" not in first.headers
+    assert second.headers["retry-after-ms"] == "10" and "retry-after" not in second.headers
+
+
+def test_delta_times_are_recorded(server: FakeModelServer) -> None:
+    server.script(Reply(text="a b c"), Reply(thinking="x y", text="z"))
+    openai_chunks(server)
+    list(
+        anthropic_client(server).messages.create(
+            model="m", max_tokens=5, messages=USER_HI, stream=True
+        )
+    )
+
+    assert len(server.delta_times) == 3 + 4  # text pieces; then thinking, signature, text
+    assert server.delta_times == sorted(server.delta_times)

@@ -107,7 +107,12 @@ async def test_text_streams_in_several_deltas(server: FakeModelServer) -> None:
     assert server.requests[0].body == {
         "model": "claude-test",
         "max_tokens": 8192,
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hi", "cache_control": EPHEMERAL}],
+            }
+        ],
         "stream": True,
     }
 
@@ -204,7 +209,10 @@ async def test_history_is_converted_exactly(server: FakeModelServer) -> None:
             ],
         },
         {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
-        {"role": "user", "content": [{"type": "text", "text": "Thanks"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Thanks", "cache_control": EPHEMERAL}],
+        },
     ]
     assert body["tools"] == [
         {"name": "read", "description": "Read a file", "input_schema": SCHEMA},
@@ -333,12 +341,88 @@ async def test_bad_request_is_not_retryable(server: FakeModelServer) -> None:
     assert len(server.requests) == 1
 
 
-async def test_sdk_retries_overloaded(server: FakeModelServer) -> None:
-    server.script(Reply(status=529, error_message="Overloaded"), Reply(text="recovered"))
-    events = await collect(server, ask(), max_retries=1)
+async def test_the_sdk_does_not_retry_on_its_own(server: FakeModelServer) -> None:
+    server.script(Reply(status=529, error_message="Overloaded", retry_after_ms=1500))
+    with pytest.raises(ProviderError) as info:
+        await collect(server, ask(), max_retries=3)
 
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "recovered"
-    assert len(server.requests) == 2
+    assert str(info.value) == "anthropic: HTTP 529: Overloaded"
+    assert (info.value.retryable, info.value.retry_after) == (True, 1.5)
+    assert len(server.requests) == 1
+
+
+async def test_rate_limit_carries_retry_after_seconds(server: FakeModelServer) -> None:
+    server.script(Reply(status=429, error_message="slow down", retry_after_ms=None, retry_after=7))
+    with pytest.raises(ProviderError) as info:
+        await collect(server, ask())
+
+    assert (info.value.status, info.value.retryable, info.value.retry_after) == (429, True, 7.0)
+
+
+async def test_stream_cut_midway_is_retryable(server: FakeModelServer) -> None:
+    server.script(Reply(text="one two three four", cut_after=2))
+    events: list[StreamEvent] = []
+    with pytest.raises(ProviderError) as info:
+        async for event in provider(server).stream(ask()):
+            events.append(event)
+
+    assert events == [TextDelta("one "), TextDelta("two ")]
+    assert "the stream was cut before the reply finished" in str(info.value)
+    assert info.value.retryable
+
+
+async def test_connection_reset_is_retryable(server: FakeModelServer) -> None:
+    server.script(Reply(drop=True))
+    with pytest.raises(ProviderError, match="anthropic: cannot reach") as info:
+        await collect(server, ask())
+
+    assert info.value.retryable
+
+
+async def test_cache_marker_ends_the_stored_history_not_the_turn_context(
+    server: FakeModelServer,
+) -> None:
+    history = [
+        Message("user", [TextPart("read a.py")]),
+        Message("assistant", [ToolCallPart("toolu_a", "read", {"path": "a.py"})]),
+        Message("tool", [ToolResultPart("toolu_a", "read", "print(1)")]),
+    ]
+    context = Message("user", [TextPart("<turn-context>cwd: /w</turn-context>")])
+    request = ModelRequest("claude-test", "sys", [*history, context], TOOLS, stable_prefix=3)
+    server.script(Reply(text="ok"))
+    await collect(server, request)
+
+    assert server.requests[0].body["messages"][-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_a",
+                "content": "print(1)",
+                "is_error": False,
+                "cache_control": EPHEMERAL,
+            },
+            {"type": "text", "text": "<turn-context>cwd: /w</turn-context>"},
+        ],
+    }
+    marked = [
+        b for m in server.requests[0].body["messages"] for b in m["content"] if "cache_control" in b
+    ]
+    assert len(marked) == 1
+
+
+def test_cache_marker_skips_thinking_blocks() -> None:
+    history = [
+        Message("user", [TextPart("go")]),
+        Message("assistant", [ThinkingPart("hmm", signature="sig")]),
+    ]
+    wire = anthropic_provider.to_wire_messages(history)
+
+    assert wire[0]["content"][0]["cache_control"] == EPHEMERAL
+    assert "cache_control" not in wire[1]["content"][0]
+    assert anthropic_provider.to_wire_messages(history, cache_at=0)[0]["content"] == [
+        {"type": "text", "text": "go"}
+    ]
 
 
 def test_missing_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -297,12 +297,61 @@ async def test_auth_error_names_the_key_variable(server: FakeModelServer) -> Non
     assert (info.value.status, info.value.retryable) == (401, False)
 
 
-async def test_sdk_retries_5xx(server: FakeModelServer) -> None:
-    server.script(Reply(status=503, error_message="busy"), Reply(text="recovered"))
-    events = await collect(server, ask(), max_retries=2)
+async def test_the_sdk_does_not_retry_on_its_own(server: FakeModelServer) -> None:
+    server.script(Reply(status=503, error_message="busy"), Reply(text="never reached"))
+    with pytest.raises(ProviderError) as info:
+        await collect(server, ask(), max_retries=2)
 
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "recovered"
-    assert len(server.requests) == 2
+    assert (info.value.status, info.value.retryable, info.value.retry_after) == (503, True, 0.01)
+    assert len(server.requests) == 1
+
+
+async def test_rate_limit_carries_retry_after(server: FakeModelServer) -> None:
+    server.script(Reply(status=429, error_message="slow down", retry_after_ms=None, retry_after=3))
+    with pytest.raises(ProviderError, match="HTTP 429: slow down") as info:
+        await collect(server, ask())
+
+    assert info.value.retry_after == 3.0
+
+
+async def test_stream_cut_midway_is_retryable(server: FakeModelServer) -> None:
+    server.script(Reply(text="one two three four", cut_after=2))
+    events: list[StreamEvent] = []
+    with pytest.raises(ProviderError) as info:
+        async for event in provider(server.openai_base_url).stream(ask()):
+            events.append(event)
+
+    assert events == [TextDelta("one "), TextDelta("two ")]
+    assert info.value.retryable
+
+
+async def test_connection_reset_is_retryable(server: FakeModelServer) -> None:
+    server.script(Reply(drop=True))
+    with pytest.raises(ProviderError, match="openai: cannot reach") as info:
+        await collect(server, ask())
+
+    assert info.value.retryable
+
+
+async def test_presets_name_their_key_variable(server: FakeModelServer) -> None:
+    server.script(Reply(status=401, error_message="bad key"))
+    with pytest.raises(ProviderError) as info:
+        async for _ in provider(server.openai_base_url, name="deepseek").stream(ask()):
+            pass
+
+    assert str(info.value) == "deepseek: HTTP 401: bad key (check DEEPSEEK_API_KEY)"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+async def test_reasoning_effort_option(server: FakeModelServer) -> None:
+    server.script(Reply(text="ok"), Reply(text="ok"))
+    reasoning = {"maxTokens": 64, "reasoning": {"effort": "medium"}}
+    await collect(server, ModelRequest("o4-mini", "", ask().messages, options=reasoning))
+    explicit = {**reasoning, "reasoningEffort": "low"}
+    await collect(server, ModelRequest("o4-mini", "", ask().messages, options=explicit))
+
+    assert server.requests[0].body["reasoning_effort"] == "medium"
+    assert server.requests[1].body["reasoning_effort"] == "low"
 
 
 async def test_unreachable_server() -> None:

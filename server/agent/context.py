@@ -55,8 +55,12 @@ def git_state(cwd: Path) -> GitState | None:
     return GitState(branch, sha, dirty)
 
 
-def system_prompt(cwd: Path) -> str:
-    return SYSTEM_PROMPT.format(cwd=cwd, os=platform.system(), today=date.today().isoformat())
+def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None = None) -> str:
+    """Our prompt, or `replace` when given (an empty string keeps ours), plus `append`."""
+    base = replace or SYSTEM_PROMPT.format(
+        cwd=cwd, os=platform.system(), today=date.today().isoformat()
+    )
+    return f"{base}\n{append}" if append else base
 
 
 def turn_context(cwd: Path, session_id: str, git: GitState | None) -> Message:

@@ -3,10 +3,16 @@
 It ends when the model answers without tool calls, at the step limit, or when the session
 service cancels it (user cancel, deadline). History stays valid for the next turn either way:
 partial text is kept and unfinished tool calls get an "interrupted" result.
+
+Before each call the session routes images to a vision model and compacts what is sent to fit
+the context window. A transient provider failure restarts the call (`StreamRestart`); what the
+failed attempt streamed is discarded, never written to the history, and the client is told with
+a `stream_retry` update.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
@@ -15,16 +21,21 @@ from protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
     StepFinish,
+    StreamRetry,
+    ToolCallUpdate,
     UserMessageChunk,
 )
 from protocol.updates import Usage as WireUsage
-from server.agent.context import git_state, system_prompt, turn_context
+from server.agent import compaction
+from server.agent.context import git_state, turn_context
 from server.agent.tool_calls import announce, run_tool_calls
 from server.engines.base import TurnOutcome, TurnSink
 from server.providers.messages import (
     Finish,
+    ImagePart,
     Message,
     ModelRequest,
+    Part,
     TextDelta,
     TextPart,
     ThinkingDelta,
@@ -33,11 +44,13 @@ from server.providers.messages import (
     ToolCallReady,
     Usage,
 )
+from server.providers.retry import StreamRestart
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession
 
 STOP_REASONS = {"end_turn": "end_turn", "max_tokens": "max_tokens", "refusal": "refusal"}
+DISCARDED = "The model call was interrupted and is being retried; this call was not run."
 
 
 def wire_usage(usage: Usage) -> WireUsage:
@@ -50,6 +63,8 @@ def wire_usage(usage: Usage) -> WireUsage:
 
 
 async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> TurnOutcome:
+    # Routing first: a prompt whose image no model can read fails before touching the history.
+    session.route_vision(sink, new_images=any(isinstance(p, ImagePart) for p in user.parts))
     session.history.append(user)
     session.tool_ctx.sink = sink
     git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
@@ -57,15 +72,11 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
     total = Usage()
     for step in range(1, session.max_steps + 1):
         take_steers(session, sink)
-        request = ModelRequest(
-            model=session.model,
-            system=system_prompt(session.spec.cwd),
-            messages=[*session.history, context],
-            tools=session.tool_specs(),
-            options=session.call_options(),
-        )
-        finish = await stream_reply(session, request, sink)
+        session.route_vision(sink)
+        total += await compaction.fit(session, context, sink)
+        finish = await stream_reply(session, session.request(context), sink)
         total += finish.usage
+        session.account(finish.usage)
         calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
         if calls:
             results = await run_tool_calls(session, calls, sink)
@@ -73,7 +84,7 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
         sink.emit(
             StepFinish(step=step, finish_reason=finish.reason, usage=wire_usage(finish.usage))
         )
-        if not calls:
+        if not calls and not session.steers:  # a steer that arrived late gets its own call
             return TurnOutcome(STOP_REASONS.get(finish.reason, "end_turn"), total)
     return TurnOutcome("max_turn_requests", total)
 
@@ -85,39 +96,60 @@ def take_steers(session: NativeSession, sink: TurnSink) -> None:
         sink.emit(UserMessageChunk(text=text))
 
 
+@dataclass
+class Reply:
+    """One streamed reply as it accumulates."""
+
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    signature: str | None = None
+    calls: list[ToolCallPart] = field(default_factory=list)
+
+    def message(self, *, finished: bool) -> Message | None:
+        """An interrupted reply keeps its text but not its tool calls: they never ran."""
+        parts: list[Part] = []
+        if self.thinking:
+            parts.append(ThinkingPart("".join(self.thinking), self.signature))
+        if self.text:
+            parts.append(TextPart("".join(self.text)))
+        if finished:
+            parts.extend(self.calls)
+        return Message("assistant", parts) if parts else None
+
+
 async def stream_reply(session: NativeSession, request: ModelRequest, sink: TurnSink) -> Finish:
     """Stream one model call into the history; the reply is recorded even when interrupted."""
-    text: list[str] = []
-    thinking: list[str] = []
-    signature: str | None = None
-    calls: list[ToolCallPart] = []
+    reply = Reply()
     finish = Finish("other", Usage())
     finished = False
     try:
-        async for event in session.provider().stream(request):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
+        async for event in session.stream(request):
+            if isinstance(event, StreamRestart):
+                discard(reply, event, sink)
+                reply = Reply()
+            elif isinstance(event, TextDelta):
+                reply.text.append(event.text)
                 sink.emit(AgentMessageChunk(text=event.text))
             elif isinstance(event, ThinkingDelta):
-                thinking.append(event.text)
-                signature = event.signature or signature
+                reply.thinking.append(event.text)
+                reply.signature = event.signature or reply.signature
                 if event.text:
                     sink.emit(AgentThoughtChunk(text=event.text))
             elif isinstance(event, ToolCallReady):
-                calls.append(event.call)
+                reply.calls.append(event.call)
                 announce(session, event.call, sink)
             elif isinstance(event, Finish):
                 finish = event
         finished = True
     finally:
-        # An interrupted reply keeps its text but not its tool calls: they never ran.
-        parts: list = []
-        if thinking:
-            parts.append(ThinkingPart("".join(thinking), signature))
-        if text:
-            parts.append(TextPart("".join(text)))
-        if finished:
-            parts.extend(calls)
-        if parts:
-            session.history.append(Message("assistant", parts))
+        message = reply.message(finished=finished)
+        if message is not None:
+            session.history.append(message)
     return finish
+
+
+def discard(reply: Reply, restart: StreamRestart, sink: TurnSink) -> None:
+    """Close the cards of tool calls the failed attempt announced, then tell the client."""
+    for call in reply.calls:
+        sink.emit(ToolCallUpdate(tool_call_id=call.id, status="failed", error=DISCARDED))
+    sink.emit(StreamRetry(attempt=restart.attempt, delay=restart.delay, error=restart.error))

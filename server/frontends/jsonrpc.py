@@ -44,6 +44,7 @@ from protocol.methods import (
 )
 from server import __version__
 from server.frontends.stdio import StdinChunks
+from server.providers.registry import PROVIDERS
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ def server_capabilities() -> dict[str, Any]:
         "protocolVersion": PROTOCOL_VERSION,
         "version": __version__,
         "engines": ["native"],
-        "providers": ["anthropic", "openai", "scripted"],
+        "providers": sorted(PROVIDERS),
         "features": ["steer", "images", "permissions", "questions"],
     }
 

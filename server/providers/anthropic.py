@@ -1,6 +1,10 @@
 """Anthropic messages API, through the official SDK: thinking, image blocks, prompt caching.
 
-The SDK is imported in `create`, so importing this module is cheap.
+Prompt caching marks three places: the system prompt, the last tool, and the last message of
+the stored history (`ModelRequest.stable_prefix`), never the per-call turn context after it.
+No `temperature` or `top_p` is ever sent: the installed SDK sends `anthropic-version:
+2026-10-21`, which rejects them (the option layers may still carry a temperature; it is
+dropped here). The SDK is imported in `create`, so importing this module is cheap.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from typing import Any
 
 import anyio
 
+from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.errors import (
     connection_error,
+    cut_error,
     missing_key_error,
     status_error,
     stream_error,
@@ -53,30 +59,46 @@ _STOP: dict[str, Any] = {
 
 def create(settings: ProviderSettings) -> Provider:
     import anthropic
+    import httpx2
 
     name = settings.provider or "anthropic"
     try:
         client = anthropic.AsyncAnthropic(
             api_key=settings.api_key,
             base_url=settings.base_url,
-            max_retries=settings.max_retries,
+            max_retries=0,  # retries happen above the provider, where they can be reported
             timeout=settings.timeout,
         )
     except anthropic.AnthropicError as exc:  # e.g. an unreadable credentials profile
         raise ProviderError(f"{name}: {exc} (or set {KEY_ENV})") from exc
     if client.api_key is None and client.auth_token is None and client.credentials is None:
         raise missing_key_error(name, KEY_ENV)
-    return AnthropicProvider(client, anthropic, name=name, model=settings.model)
+    return AnthropicProvider(
+        client,
+        anthropic,
+        name=name,
+        model=settings.model,
+        transport_errors=(httpx2.TransportError,),
+    )
 
 
 class AnthropicProvider:
     """Streams one `messages.create` call and maps its raw events to normalized stream events."""
 
-    def __init__(self, client: Any, sdk: Any, *, name: str, model: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        sdk: Any,
+        *,
+        name: str,
+        model: str,
+        transport_errors: tuple[type[BaseException], ...] = (),
+    ) -> None:
         self.name = name
         self._client = client
         self._sdk = sdk
         self._model = model
+        self._transport_errors = transport_errors
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model)
@@ -87,7 +109,7 @@ class AnthropicProvider:
                 async for raw in stream:
                     for event in reader.feed(raw):
                         yield event
-                yield reader.finish()
+                yield reader.finish(self.name)
             finally:
                 with anyio.CancelScope(shield=True):
                     await stream.close()
@@ -103,11 +125,15 @@ class AnthropicProvider:
         except sdk.APIStatusError as exc:
             if exc.status_code < 400:  # an `event: error` inside a 200 stream
                 raise stream_error(self.name, exc.body, exc.message) from exc
-            raise status_error(self.name, exc.status_code, exc.body, key_env=KEY_ENV) from exc
+            raise status_error(
+                self.name, exc.status_code, exc.body, key_env=KEY_ENV, headers=exc.response.headers
+            ) from exc
         except sdk.APITimeoutError as exc:
             raise timeout_error(self.name, base_url) from exc
         except sdk.APIConnectionError as exc:
             raise connection_error(self.name, base_url, exc) from exc
+        except self._transport_errors as exc:
+            raise cut_error(self.name, exc) from exc
         except sdk.APIError as exc:
             raise stream_error(self.name, exc.body, exc.message) from exc
         except sdk.AnthropicError as exc:
@@ -118,7 +144,7 @@ def build_params(request: ModelRequest, *, default_model: str = "") -> dict[str,
     """The keyword arguments for `messages.create`."""
     params: dict[str, Any] = {
         "model": request.model or default_model,
-        "messages": to_wire_messages(request.messages),
+        "messages": to_wire_messages(request.messages, cache_at=request.stable_prefix),
         "stream": True,
     }
     if request.system:
@@ -139,6 +165,7 @@ def to_wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 def _options(options: dict[str, Any]) -> dict[str, Any]:
     # No temperature/top_p: API version 2026-10-21, which this SDK sends, rejects them.
+    # A thinking budget must stay below max_tokens; `thinking.budget` sees to that.
     out: dict[str, Any] = {"max_tokens": options.get("maxTokens") or DEFAULT_MAX_TOKENS}
     if isinstance(options.get("thinking"), dict):
         out["thinking"] = options["thinking"]
@@ -150,12 +177,20 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Normalized messages as alternating user/assistant messages; tool results become user."""
+def to_wire_messages(
+    messages: list[Message], *, cache_at: int | None = None
+) -> list[dict[str, Any]]:
+    """Normalized messages as alternating user/assistant messages; tool results become user.
+
+    The last block of `messages[cache_at - 1]` (default: the last message) carries the
+    conversation's cache marker."""
+    converted = [
+        ("assistant", _assistant_blocks(m)) if m.role == "assistant" else ("user", _user_blocks(m))
+        for m in messages
+    ]
+    _mark_cache(converted, len(messages) if cache_at is None else cache_at)
     out: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = _assistant_blocks(message) if role == "assistant" else _user_blocks(message)
+    for role, blocks in converted:
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -166,6 +201,15 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
         if wire["role"] == "user":  # tool results must lead their message
             wire["content"].sort(key=lambda b: b["type"] != "tool_result")
     return out
+
+
+def _mark_cache(converted: list[tuple[str, list[dict[str, Any]]]], end: int) -> None:
+    """Mark the last cacheable block at or before message `end - 1` (thinking cannot be)."""
+    for _, blocks in reversed(converted[:end]):
+        for block in reversed(blocks):
+            if block["type"] != "thinking":
+                block["cache_control"] = _CACHE
+                return
 
 
 def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
@@ -195,8 +239,7 @@ def _user_block(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ImagePart):
-        source = {"type": "base64", "media_type": part.mime_type, "data": part.base64}
-        return {"type": "image", "source": source}
+        return images.anthropic_block(part)
     if isinstance(part, ToolResultPart):
         return {
             "type": "tool_result",
@@ -224,10 +267,13 @@ class _EventReader:
     def __init__(self) -> None:
         self.tools: dict[int, tuple[str, str, list[str]]] = {}
         self.stop_reason: str | None = None
+        self.stopped = False
         self.usage = Usage()
 
     def feed(self, event: Any) -> list[StreamEvent]:
-        if event.type == "message_start":
+        if event.type == "message_stop":
+            self.stopped = True
+        elif event.type == "message_start":
             self._update_usage(event.message.usage)
         elif event.type == "content_block_start":
             block = event.content_block
@@ -268,5 +314,7 @@ class _EventReader:
             if value is not None:
                 setattr(self.usage, ours, value)
 
-    def finish(self) -> Finish:
+    def finish(self, name: str) -> Finish:
+        if not self.stopped:
+            raise cut_error(name)
         return Finish(_STOP.get(self.stop_reason or "", "other"), self.usage)

@@ -18,6 +18,7 @@ class ProviderSettings:
     api_key: str | None = None
     base_url: str | None = None
     max_retries: int = 2
+    """Retries of a failed model call (`server.providers.retry`); SDKs never retry themselves."""
     timeout: float = 600.0
 
 

@@ -6,7 +6,9 @@ imports an SDK.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from server.providers.messages import ProviderError
@@ -43,13 +45,49 @@ def server_error_type(body: object) -> str | None:
     return None
 
 
-def status_error(name: str, status: int, body: object, *, key_env: str) -> ProviderError:
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds the server asks us to wait: `retry-after-ms`, else `retry-after` (seconds or an
+    HTTP date). None when absent or unreadable."""
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def status_error(
+    name: str,
+    status: int,
+    body: object,
+    *,
+    key_env: str,
+    headers: Mapping[str, str] | None = None,
+) -> ProviderError:
     """An HTTP error answer: 'openai: HTTP 500: boom'. A 401 names where the key comes from."""
     detail = server_message(body) or "no error message"
     message = f"{name}: HTTP {status}: {detail}"
     if status == 401:
         message += f" (check {key_env})"
-    return ProviderError(message, status=status, retryable=is_retryable_status(status))
+    return ProviderError(
+        message,
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after(headers),
+    )
 
 
 def stream_error(name: str, body: object, fallback: str) -> ProviderError:
@@ -64,6 +102,14 @@ def connection_error(name: str, base_url: str, exc: BaseException) -> ProviderEr
     cause = exc.__cause__ or exc
     detail = str(cause) or type(cause).__name__
     return ProviderError(f"{name}: cannot reach {base_url}: {detail}", retryable=True)
+
+
+def cut_error(name: str, exc: BaseException | None = None) -> ProviderError:
+    """The stream stopped before the model finished (connection dropped mid-way)."""
+    detail = f": {exc}" if exc is not None and str(exc) else ""
+    return ProviderError(
+        f"{name}: the stream was cut before the reply finished{detail}", retryable=True
+    )
 
 
 def timeout_error(name: str, base_url: str) -> ProviderError:

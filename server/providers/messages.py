@@ -105,6 +105,9 @@ class ModelRequest:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    stable_prefix: int | None = None
+    """How many leading `messages` are stored history; the rest are per-call context (the turn
+    context message). Prompt caching marks the end of this prefix. None: all of them."""
 
 
 # Stream events a provider yields for one model call.
@@ -142,9 +145,18 @@ StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | Finish
 
 
 class ProviderError(Exception):
-    """A model call failed. `status` is the HTTP status when there was one."""
+    """A model call failed. `status` is the HTTP status when there was one; `retry_after` is the
+    server's requested wait in seconds (`retry-after` / `retry-after-ms` headers)."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after

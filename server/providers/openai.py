@@ -15,9 +15,11 @@ from typing import Any
 
 import anyio
 
+from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.errors import (
     connection_error,
+    cut_error,
     missing_key_error,
     status_error,
     stream_error,
@@ -54,31 +56,51 @@ _PASS_THROUGH = {"stop": "stop", "seed": "seed", "reasoningEffort": "reasoning_e
 
 
 def create(settings: ProviderSettings) -> Provider:
+    import httpx2
     import openai
 
     name = settings.provider or "openai"
-    api_key = settings.api_key or os.environ.get(KEY_ENV)
+    key_env = _key_env(name)
+    api_key = settings.api_key or os.environ.get(key_env)
     if not api_key:
         if not settings.base_url:
-            raise missing_key_error(name, KEY_ENV)
+            raise missing_key_error(name, key_env)
         api_key = "unused"  # local servers (Ollama, vLLM, llama.cpp) ignore the key
     client = openai.AsyncOpenAI(
         api_key=api_key,
         base_url=settings.base_url,
-        max_retries=settings.max_retries,
+        max_retries=0,  # retries happen above the provider, where they can be reported
         timeout=settings.timeout,
     )
-    return OpenAIProvider(client, openai, name=name, model=settings.model)
+    return OpenAIProvider(
+        client, openai, name=name, model=settings.model, transport_errors=(httpx2.TransportError,)
+    )
+
+
+def _key_env(name: str) -> str:
+    from server.providers.registry import PROVIDERS
+
+    info = PROVIDERS.get(name)
+    return (info.key_env if info else None) or KEY_ENV
 
 
 class OpenAIProvider:
     """Streams one chat completion per call and maps it to normalized stream events."""
 
-    def __init__(self, client: Any, sdk: Any, *, name: str, model: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        sdk: Any,
+        *,
+        name: str,
+        model: str,
+        transport_errors: tuple[type[BaseException], ...] = (),
+    ) -> None:
         self.name = name
         self._client = client
         self._sdk = sdk
         self._model = model
+        self._transport_errors = transport_errors
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model)
@@ -89,7 +111,7 @@ class OpenAIProvider:
                 async for chunk in stream:
                     for event in reader.feed(chunk):
                         yield event
-                for event in reader.finish():
+                for event in reader.finish(self.name):
                     yield event
             finally:
                 with anyio.CancelScope(shield=True):
@@ -104,12 +126,17 @@ class OpenAIProvider:
         try:
             yield
         except sdk.APIStatusError as exc:
-            key = KEY_ENV if self.name == "openai" else f"the API key for {self.name}"
-            raise status_error(self.name, exc.status_code, exc.body, key_env=key) from exc
+            headers = exc.response.headers
+            key = _key_env(self.name)
+            raise status_error(
+                self.name, exc.status_code, exc.body, key_env=key, headers=headers
+            ) from exc
         except sdk.APITimeoutError as exc:
             raise timeout_error(self.name, base_url) from exc
         except sdk.APIConnectionError as exc:
             raise connection_error(self.name, base_url, exc) from exc
+        except self._transport_errors as exc:
+            raise cut_error(self.name, exc) from exc
         except sdk.APIError as exc:
             raise stream_error(self.name, exc.body, exc.message) from exc
         except sdk.OpenAIError as exc:
@@ -148,6 +175,9 @@ def _options(model: str, options: dict[str, Any]) -> dict[str, Any]:
     for ours, theirs in _PASS_THROUGH.items():
         if options.get(ours) is not None:
             out[theirs] = options[ours]
+    effort = (options.get("reasoning") or {}).get("effort")
+    if effort is not None and "reasoning_effort" not in out:
+        out["reasoning_effort"] = effort
     if isinstance(options.get("extraBody"), dict):
         out["extra_body"] = options["extraBody"]
     return out
@@ -190,9 +220,7 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
     if all(isinstance(p, TextPart) for p in parts):
         return "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
     return [
-        {"type": "text", "text": p.text}
-        if isinstance(p, TextPart)
-        else {"type": "image_url", "image_url": {"url": p.data_url}}
+        {"type": "text", "text": p.text} if isinstance(p, TextPart) else images.openai_block(p)
         for p in parts
     ]
 
@@ -243,7 +271,9 @@ class _ChunkReader:
             call["name"] = call["name"] or fragment.function.name or ""
             call["arguments"] += fragment.function.arguments or ""
 
-    def finish(self) -> list[StreamEvent]:
+    def finish(self, name: str) -> list[StreamEvent]:
+        if self.finish_reason is None:
+            raise cut_error(name)
         events: list[StreamEvent] = [
             ToolCallReady(
                 ToolCallPart(

@@ -1,5 +1,7 @@
-"""Which provider serves a session: chosen by flag/config, by model id, or by the key present.
+"""Which provider serves a session: `--provider` / config `llm.provider`, else inferred from the
+model id (and the keys present), else the first provider whose key is set.
 
+OpenAI-compatible services are presets of the `openai` wire: a base URL and a key variable.
 SDK modules are imported only when a provider is created, never at server start.
 """
 
@@ -7,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,78 +20,157 @@ from server.providers.base import Provider, ProviderSettings
 @dataclass(frozen=True)
 class ProviderInfo:
     id: str
-    module: str
+    wire: str
+    """The module that speaks its API: anthropic, openai, ollama or scripted."""
     key_env: str | None
     base_url_env: str | None
     default_model: str
+    default_base_url: str | None = None
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
-    "anthropic": ProviderInfo(
-        "anthropic",
-        "server.providers.anthropic",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "claude-sonnet-4-6",
-    ),
-    "openai": ProviderInfo(
-        "openai", "server.providers.openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-5.5"
-    ),
-    "scripted": ProviderInfo("scripted", "server.providers.scripted", None, None, "scripted"),
+    p.id: p
+    for p in (
+        ProviderInfo(
+            "anthropic", "anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "claude-sonnet-4-6"
+        ),
+        ProviderInfo("openai", "openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-5.5"),
+        ProviderInfo(
+            "deepseek",
+            "openai",
+            "DEEPSEEK_API_KEY",
+            "DEEPSEEK_BASE_URL",
+            "deepseek-chat",
+            "https://api.deepseek.com/v1",
+        ),
+        ProviderInfo(
+            "volcengine",
+            "openai",
+            "ARK_API_KEY",
+            "ARK_BASE_URL",
+            "doubao-seed-1-6-250615",
+            "https://ark.cn-beijing.volces.com/api/v3",
+        ),
+        ProviderInfo(
+            "qwen",
+            "openai",
+            "DASHSCOPE_API_KEY",
+            "DASHSCOPE_BASE_URL",
+            "qwen-plus",
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        ),
+        ProviderInfo(
+            "moonshot",
+            "openai",
+            "MOONSHOT_API_KEY",
+            "MOONSHOT_BASE_URL",
+            "kimi-k2-0905-preview",
+            "https://api.moonshot.cn/v1",
+        ),
+        ProviderInfo(
+            "openrouter",
+            "openai",
+            "OPENROUTER_API_KEY",
+            "OPENROUTER_BASE_URL",
+            "anthropic/claude-sonnet-4.6",
+            "https://openrouter.ai/api/v1",
+        ),
+        ProviderInfo("ollama", "ollama", None, "OLLAMA_HOST", "llama3.2", "http://127.0.0.1:11434"),
+        ProviderInfo("scripted", "scripted", None, None, "scripted"),
+    )
 }
 
-# Used when neither flag nor config names a provider: the first key present wins.
-KEY_ORDER = ("anthropic", "openai")
+ALIASES = {"doubao": "volcengine", "ark": "volcengine", "dashscope": "qwen", "kimi": "moonshot"}
+
+# Used when neither flag, config nor model id names a provider: the first key present wins.
+KEY_ORDER = ("anthropic", "openai", "deepseek", "openrouter", "qwen", "moonshot", "volcengine")
+
+_BY_PREFIX = (
+    (("claude",), "anthropic"),
+    (("gpt", "o1", "o3", "o4", "chatgpt", "codex"), "openai"),
+    (("deepseek",), "deepseek"),
+    (("doubao",), "volcengine"),
+    (("qwen", "qwq"), "qwen"),
+    (("moonshot", "kimi"), "moonshot"),
+)
 
 
 class ProviderConfigError(Exception):
     """No usable provider: unknown name or missing key. The message says how to fix it."""
 
 
-def infer_provider(model: str | None) -> str | None:
+def _has_key(provider: str, env: Mapping[str, str]) -> bool:
+    key_env = PROVIDERS[provider].key_env
+    return bool(key_env and env.get(key_env))
+
+
+def infer_provider(model: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """`vendor/model` ids are OpenRouter's when its key is set; `name:tag` ids are Ollama's;
+    otherwise the id's prefix decides."""
     if not model:
         return None
-    m = model.lower().split("/")[-1]
-    if m.startswith("claude"):
-        return "anthropic"
-    if m.startswith(("gpt", "o1", "o3", "o4", "chatgpt", "codex")):
-        return "openai"
+    env = os.environ if environ is None else environ
+    if "/" in model and _has_key("openrouter", env):
+        return "openrouter"
+    tail = model.lower().split("/")[-1]
+    if re.fullmatch(r"[\w.\-]+:[\w.\-]+", tail):
+        return "ollama"
+    for prefixes, provider in _BY_PREFIX:
+        if tail.startswith(prefixes):
+            return provider
     return None
 
 
+def canonical(name: str) -> str:
+    return ALIASES.get(name.lower(), name.lower())
+
+
+def wire_of(provider: str) -> str:
+    info = PROVIDERS.get(canonical(provider))
+    return info.wire if info else provider
+
+
 def resolve_settings(
-    llm: dict[str, Any], environ: dict[str, str] | None = None
+    llm: dict[str, Any], environ: Mapping[str, str] | None = None
 ) -> ProviderSettings:
-    env = dict(os.environ) if environ is None else environ
+    env = os.environ if environ is None else environ
     model = llm.get("model")
-    name = llm.get("provider") or infer_provider(model)
+    name = llm.get("provider") or infer_provider(model, env)
     if name is None:
-        name = next((p for p in KEY_ORDER if env.get(PROVIDERS[p].key_env or "")), None)
+        name = next((p for p in KEY_ORDER if _has_key(p, env)), None)
     if name is None:
-        keys = " or ".join(PROVIDERS[p].key_env for p in KEY_ORDER)
+        keys = ", ".join(PROVIDERS[p].key_env or "" for p in KEY_ORDER[:3])
         raise ProviderConfigError(
-            f"no model provider configured: set {keys}, or choose one with --provider "
-            "(config key llm.provider)"
+            f"no model provider configured: set {keys} (or another provider's key), "
+            "or choose one with --provider (config key llm.provider)"
         )
-    info = PROVIDERS.get(name)
+    info = PROVIDERS.get(canonical(name))
     if info is None:
         raise ProviderConfigError(
             f"unknown provider {name!r}; known providers: {', '.join(sorted(PROVIDERS))}"
         )
     api_key = env.get(info.key_env) if info.key_env else None
-    if info.key_env and not api_key:
-        raise ProviderConfigError(f"provider {name} needs an API key: set {info.key_env}")
-    base_url = llm.get("baseUrl") or (env.get(info.base_url_env) if info.base_url_env else None)
+    configured_url = llm.get("baseUrl")
+    # A local OpenAI-compatible server (vLLM, llama.cpp) named by base URL needs no key.
+    if info.key_env and not api_key and not (info.id == "openai" and configured_url):
+        raise ProviderConfigError(f"provider {info.id} needs an API key: set {info.key_env}")
     return ProviderSettings(
-        provider=name,
+        provider=info.id,
         model=model or info.default_model,
         api_key=api_key,
-        base_url=base_url,
+        base_url=configured_url or _env_url(info, env) or info.default_base_url,
         max_retries=int(llm.get("maxRetries", 2)),
         timeout=float(llm.get("timeout", 600)),
     )
 
 
+def _env_url(info: ProviderInfo, env: Mapping[str, str]) -> str | None:
+    url = env.get(info.base_url_env) if info.base_url_env else None
+    if url and info.id == "ollama" and "://" not in url:
+        url = "http://" + url  # OLLAMA_HOST is often host:port
+    return url or None
+
+
 def create_provider(settings: ProviderSettings) -> Provider:
-    module = importlib.import_module(PROVIDERS[settings.provider].module)
+    module = importlib.import_module(f"server.providers.{PROVIDERS[settings.provider].wire}")
     return module.create(settings)

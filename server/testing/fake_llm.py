@@ -1,7 +1,8 @@
-"""A loopback fake model server speaking the OpenAI and Anthropic streaming wire formats.
+"""A loopback fake model server speaking the OpenAI, Anthropic and Ollama streaming formats.
 
-Tests script replies in a FIFO queue, point a real SDK client at `openai_base_url` or
-`anthropic_base_url`, and assert on `requests`. It binds 127.0.0.1 only.
+Tests script replies in a FIFO queue, point a real client at `openai_base_url`,
+`anthropic_base_url` or `ollama_base_url`, and assert on `requests`. It binds 127.0.0.1 only.
+OpenAI chat completions and Anthropic messages stream as SSE; Ollama's `/api/chat` as NDJSON.
 
     python -m server.testing.fake_llm --port 8765 --script replies.json
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
+OLLAMA_PATHS = ("/api/chat",)
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -61,9 +63,12 @@ class Reply:
     """One scripted model reply, streamed in either wire format.
 
     `status` other than 200 answers an HTTP error with `error_message` in the provider's error
-    shape (and a `retry-after-ms` header from `retry_after_ms`, so SDK retries stay fast).
+    shape (and a `retry-after-ms` header from `retry_after_ms`, a `retry-after` header in seconds
+    from `retry_after`, so retries stay fast).
     `cache_tokens` is (cache read, cache write) input tokens reported in the usage.
     `stream_error` ends the stream after the content with an in-stream error event instead.
+    `cut_after` drops the connection mid-stream after that many deltas; `drop` closes the
+    connection without answering at all (a connection reset).
     """
 
     text: str = ""
@@ -76,7 +81,10 @@ class Reply:
     stop_reason: str | None = None
     cache_tokens: tuple[int, int] = (0, 0)
     retry_after_ms: int | None = 10
+    retry_after: float | None = None
     stream_error: str = ""
+    cut_after: int | None = None
+    drop: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -113,6 +121,8 @@ class FakeModelServer:
         self._stopping = threading.Event()
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0
+        self.delta_times: list[float] = []
+        """`time.perf_counter()` as each delta is handed to the socket (for benchmarks)."""
 
     def start(self) -> FakeModelServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
@@ -150,6 +160,10 @@ class FakeModelServer:
     def anthropic_base_url(self) -> str:
         return self.base_url
 
+    @property
+    def ollama_base_url(self) -> str:
+        return self.base_url
+
     def script(self, *replies: ReplySource) -> None:
         """Append replies (or functions of the request body returning one) to the queue."""
         with self._lock:
@@ -176,8 +190,16 @@ class FakeModelServer:
         with self._lock:
             self.disconnects += 1
 
+    def _sent_delta(self) -> None:
+        with self._lock:
+            self.delta_times.append(time.perf_counter())
+
 
 class _ClientGone(Exception):
+    pass
+
+
+class _Cut(Exception):
     pass
 
 
@@ -199,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
     fake: FakeModelServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    _paused_before = False
+    _deltas = 0
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -211,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def do_POST(self) -> None:
-        self._paused_before = False
+        self._deltas = 0
         path = self.path.split("?", 1)[0]
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
@@ -220,31 +242,51 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode(errors="replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.fake._record(RecordedRequest(path, headers, body))
-        wire = "openai" if path in OPENAI_PATHS else "anthropic" if path in ANTHROPIC_PATHS else ""
+        wire = _WIRES.get(path)
         if not wire:
             self._send_json(404, {"error": {"message": f"fake_llm: no route {path}"}})
             return
-        if not isinstance(body, dict) or not body.get("stream"):
-            self._error(wire, 400, "fake_llm: only streaming requests are supported", retry=False)
+        reply = self._next_reply(wire, body)
+        if reply is None:
             return
+        try:
+            self._stream(_EVENTS[wire](self, reply, body), wire)
+        except _ClientGone:
+            self.fake._disconnected()
+            self.close_connection = True
+        except _Cut:
+            self._hang_up()
+
+    def _next_reply(self, wire: str, body: Any) -> Reply | None:
+        """The scripted reply to stream, or None once an error or a hang-up has been sent."""
+        if not (isinstance(body, dict) and body.get("stream", wire == "ollama")):
+            self._error(wire, 400, "fake_llm: only streaming requests are supported", retry=False)
+            return None
         source = self.fake._pop()
         if source is None:
             self._error(wire, 500, "fake_llm: no scripted reply left", retry=False)
-            return
+            return None
         try:
             reply = source(body) if callable(source) else source
         except Exception as exc:
             self._error(wire, 500, f"fake_llm: reply function failed: {exc!r}", retry=False)
-            return
+            return None
+        if reply.drop:
+            self._hang_up()
+            return None
         if reply.status != 200:
-            self._error(wire, reply.status, reply.error_message, retry_after=reply.retry_after_ms)
-            return
-        make_events = _openai_events if wire == "openai" else _anthropic_events
+            self._error(wire, reply.status, reply.error_message, reply=reply)
+            return None
+        return reply
+
+    def _hang_up(self) -> None:
+        """Close the connection abruptly: no response or no end of the chunked body."""
+        self.close_connection = True
         try:
-            self._stream(make_events(self, reply, body))
-        except _ClientGone:
-            self.fake._disconnected()
-            self.close_connection = True
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _error(
         self,
@@ -253,18 +295,22 @@ class _Handler(BaseHTTPRequestHandler):
         message: str,
         *,
         retry: bool = True,
-        retry_after: int | None = None,
+        reply: Reply | None = None,
     ) -> None:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        if wire == "openai":
+        if wire == "ollama":
+            payload: dict[str, Any] = {"error": message}
+        elif wire == "openai":
             kind = "server_error" if status >= 500 else kind
             code = _OPENAI_CODES.get(status)
-            payload: dict[str, Any] = {"error": {"message": message, "type": kind, "code": code}}
+            payload = {"error": {"message": message, "type": kind, "code": code}}
         else:
             payload = {"type": "error", "error": {"type": kind, "message": message}}
         extra = {} if retry else {"x-should-retry": "false"}
-        if retry_after is not None:
-            extra["retry-after-ms"] = str(retry_after)
+        if reply is not None and reply.retry_after_ms is not None:
+            extra["retry-after-ms"] = str(reply.retry_after_ms)
+        if reply is not None and reply.retry_after is not None:
+            extra["retry-after"] = f"{reply.retry_after:g}"
         self._send_json(status, payload, extra)
 
     def _send_json(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
@@ -277,9 +323,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, events: Iterator[str]) -> None:
+    def _stream(self, events: Iterator[str], wire: str) -> None:
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        kind = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
+        self.send_header("content-type", kind)
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
@@ -287,11 +334,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(event.encode())
         self._write(b"")
 
-    def pause(self, delay: float) -> None:
-        """Sleep between deltas; raise `_ClientGone` as soon as the client hangs up."""
-        if not self._paused_before:  # the first delta goes out at once
-            self._paused_before = True
-            return
+    def pause(self, reply: Reply) -> None:
+        """Called before each delta: cut the stream when scripted, sleep `chunk_delay` between
+        deltas (the first goes out at once), raise `_ClientGone` as soon as the client leaves."""
+        if reply.cut_after is not None and self._deltas >= reply.cut_after:
+            raise _Cut
+        self._deltas += 1
+        if self._deltas > 1:
+            self._sleep(reply.chunk_delay)
+        self.fake._sent_delta()
+
+    def _sleep(self, delay: float) -> None:
         deadline = time.monotonic() + delay
         while (left := deadline - time.monotonic()) > 0:
             if self.fake._stopping.is_set():
@@ -323,10 +376,10 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
 
     yield chunk({"role": "assistant", "content": ""})
     for piece in _pieces(reply.thinking):
-        h.pause(reply.chunk_delay)
+        h.pause(reply)
         yield chunk({"reasoning_content": piece})
     for piece in _pieces(reply.text):
-        h.pause(reply.chunk_delay)
+        h.pause(reply)
         yield chunk({"content": piece})
     for index, call in enumerate(reply.tool_calls):
         call_id = call.id or f"call_{h.fake._next_id('call')}"
@@ -335,7 +388,7 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
             {"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": head}]}
         )
         for piece in _json_pieces(call.arguments):
-            h.pause(reply.chunk_delay)
+            h.pause(reply)
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     if reply.stream_error:
         error = {"message": reply.stream_error, "type": "server_error", "code": None}
@@ -389,7 +442,7 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
     for index, (start, deltas) in enumerate(blocks):
         yield _sse({"type": "content_block_start", "index": index, "content_block": start})
         for delta in deltas:
-            h.pause(reply.chunk_delay)
+            h.pause(reply)
             yield _sse({"type": "content_block_delta", "index": index, "delta": delta})
         yield _sse({"type": "content_block_stop", "index": index})
     if reply.stream_error:
@@ -400,6 +453,45 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
     delta = {"stop_reason": _TO_ANTHROPIC.get(stop, stop), "stop_sequence": None}
     yield _sse({"type": "message_delta", "delta": delta, "usage": {"output_tokens": completion}})
     yield _sse({"type": "message_stop"})
+
+
+def _ollama_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[str]:
+    model = body.get("model", "fake")
+
+    def line(message: dict[str, Any], **extra: Any) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        chunk = {"model": model, "created_at": stamp, "message": message, "done": False}
+        return json.dumps(chunk | extra) + "\n"
+
+    for piece in _pieces(reply.thinking):
+        h.pause(reply)
+        yield line({"role": "assistant", "content": "", "thinking": piece})
+    for piece in _pieces(reply.text):
+        h.pause(reply)
+        yield line({"role": "assistant", "content": piece})
+    if reply.tool_calls:
+        h.pause(reply)
+        calls = [{"function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
+        yield line({"role": "assistant", "content": "", "tool_calls": calls})
+    if reply.stream_error:
+        yield json.dumps({"error": reply.stream_error}) + "\n"
+        return
+    prompt, completion = reply.usage
+    reason = {"max_tokens": "length", "length": "length"}.get(reply.stop_reason or "", "stop")
+    counts = {"prompt_eval_count": prompt, "eval_count": completion, "total_duration": 1000}
+    yield line({"role": "assistant", "content": ""}, done=True, done_reason=reason, **counts)
+
+
+_WIRES = {
+    **dict.fromkeys(OPENAI_PATHS, "openai"),
+    **dict.fromkeys(ANTHROPIC_PATHS, "anthropic"),
+    **dict.fromkeys(OLLAMA_PATHS, "ollama"),
+}
+_EVENTS: dict[str, Callable[[_Handler, Reply, dict[str, Any]], Iterator[str]]] = {
+    "openai": _openai_events,
+    "anthropic": _anthropic_events,
+    "ollama": _ollama_events,
+}
 
 
 def main(argv: list[str] | None = None) -> None:

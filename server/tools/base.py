@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -99,11 +100,18 @@ class Tool(ABC):
         """Do the work; raise `ToolError` with a message the model can act on."""
 
     def spec(self) -> dict[str, Any]:
+        """The tool as the model sees it (name, description, JSON Schema of the input)."""
         return {
             "name": self.name,
             "description": self.description,
-            "parameters": self.Input.model_json_schema(),
+            "parameters": input_schema(self.Input),
         }
+
+
+@cache
+def input_schema(model: type[ToolInput]) -> dict[str, Any]:
+    # Schema generation costs milliseconds per tool; the loop asks for it on every model call.
+    return model.model_json_schema()
 
 
 def render(content: dict[str, Any] | str, cap: int = RESULT_CAP) -> str:

@@ -1,0 +1,153 @@
+"""Extended thinking: opt-in levels, the per-model family, and the request fields they become.
+
+Levels: `True` (the bare `--think` flag), `"think"`, `"hard"`, `"ultra"`. Thinking is on when a
+level is given, or when only a budget is. Only the Anthropic wire takes thinking fields:
+
+- adaptive models (opus 4.6 and later, sonnet 4.6 and later) get
+  `thinking: {type: adaptive}` and `output_config: {effort}`;
+- legacy models (sonnet 3.x/4.0/4.5, opus 3/4.0/4.1/4.5) get
+  `thinking: {type: enabled, budget_tokens}`;
+- everything else (haiku, unknown ids, other wires) gets nothing.
+
+Temperature is always removed when thinking is on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from server.providers.catalog import normalize
+
+Level = Literal["think", "hard", "ultra"] | bool
+Family = Literal["adaptive", "legacy", "none"]
+
+LEVELS = ("think", "hard", "ultra")
+EFFORT = {"think": "medium", "hard": "high", "ultra": "xhigh"}
+BARE_EFFORT = "high"
+DEFAULT_BUDGET = 8000
+MIN_BUDGET = 1024
+
+# claude-opus-4-6, claude-sonnet-4-5-20250929, claude-opus-4-20250514 (a date is not a minor)
+_NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?![0-9])")
+# claude-3-5-sonnet-20241022, claude-3-opus-20240229
+_OLD_STYLE = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")
+# Sampling options the API refuses alongside thinking; None deletes them in the merge.
+_NO_TEMP: dict[str, Any] = {"temperature": None, "topP": None}
+
+
+@dataclass(frozen=True)
+class ThinkingRequest:
+    """What the user asked for on this turn: a level (None: off) and an optional budget."""
+
+    level: Level | None = None
+    budget: int | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.level is not None and self.level is not False
+
+
+def family(model_id: str) -> Family:
+    """The thinking family of a model id, given with dashes or dots, with or without a prefix."""
+    model = normalize(model_id or "")
+    if match := _NEW_STYLE.search(model):
+        name, major, minor = match[1], int(match[2]), int(match[3] or 0)
+    elif match := _OLD_STYLE.search(model):
+        major, minor, name = int(match[1]), int(match[2] or 0), match[3]
+    else:
+        return "none"
+    if name == "haiku":
+        return "none"
+    return "adaptive" if (major, minor) >= (4, 6) else "legacy"
+
+
+def parse_level(value: Any) -> Level | None:
+    """A level from a flag, config or prompt option; None for off or anything unknown."""
+    if value is True:
+        return True
+    if isinstance(value, str) and value.lower() in LEVELS:
+        return value.lower()  # type: ignore[return-value]
+    return None
+
+
+def parse_budget(value: Any) -> int | None:
+    """Positive numbers, floored; anything else (text, zero, negatives, NaN, bools) is ignored."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(number) or math.floor(number) < 1:
+        return None
+    return math.floor(number)
+
+
+def choose(think: Any, budget: Any, llm: dict[str, Any]) -> ThinkingRequest:
+    """Per-prompt values win over the config's `llm.think` / `llm.thinkingBudget`; an explicit
+    `think: false` on the prompt turns thinking off even when the config has a budget."""
+    if think is False:
+        return ThinkingRequest()
+    level = parse_level(think) if think is not None else parse_level(llm.get("think"))
+    chosen = parse_budget(budget) if budget is not None else parse_budget(llm.get("thinkingBudget"))
+    if level is None and chosen is not None:
+        level = True
+    return ThinkingRequest(level, chosen if level is not None else None)
+
+
+def options(
+    wire: str, model_id: str, request: ThinkingRequest, *, max_tokens: int | None
+) -> dict[str, Any]:
+    """The option layer thinking adds (an empty dict when it adds nothing)."""
+    if not request.enabled or wire != "anthropic":
+        return {}
+    kind = family(model_id)
+    if kind == "adaptive":
+        effort = BARE_EFFORT if request.level is True else EFFORT[str(request.level)]
+        return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}} | _NO_TEMP
+    if kind == "legacy":
+        tokens = budget(request, max_tokens)
+        return {"thinking": {"type": "enabled", "budget_tokens": tokens}} | _NO_TEMP
+    return {}
+
+
+def budget(request: ThinkingRequest, max_tokens: int | None) -> int:
+    """The requested budget or 8000, halved (at least 1024) when it would not fit max_tokens."""
+    chosen = request.budget or DEFAULT_BUDGET
+    if max_tokens is not None and chosen >= max_tokens:
+        chosen = max(MIN_BUDGET, max_tokens // 2)
+    return chosen
+
+
+def add_thinking_flags(parser: argparse.ArgumentParser) -> None:
+    """`--think [think|hard|ultra]`, `--ultrathink`, `--thinking-budget N`."""
+    group = parser.add_argument_group("thinking")
+    group.add_argument(
+        "--think",
+        nargs="?",
+        const=True,
+        choices=LEVELS,
+        help="let the model think before answering (level: think, hard, ultra; default: hard)",
+    )
+    group.add_argument("--ultrathink", action="store_true", help="the same as --think ultra")
+    group.add_argument(
+        "--thinking-budget",
+        metavar="N",
+        help="thinking token budget for models that take one (positive number)",
+    )
+
+
+def thinking_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fragment the thinking flags set: `{"llm": {"think", "thinkingBudget"}}`."""
+    llm: dict[str, Any] = {}
+    level = "ultra" if getattr(args, "ultrathink", False) else getattr(args, "think", None)
+    if level is not None:
+        llm["think"] = level
+    chosen = parse_budget(getattr(args, "thinking_budget", None))
+    if chosen is not None:
+        llm["thinkingBudget"] = chosen
+    return {"llm": llm} if llm else {}

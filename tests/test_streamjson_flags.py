@@ -1,0 +1,144 @@
+"""stream-json flags that change what the agent does, checked on what the model received."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.agent_client import server_env
+from tests.conftest import write_project_config
+
+
+def run(tmp_path, workspace, fake_llm, *args, lines=None, stdin=None):
+    write_project_config(
+        workspace,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "gpt-5.5",
+                "baseUrl": fake_llm.openai_base_url,
+                "maxRetries": 0,
+            }
+        },
+    )
+    env = server_env(tmp_path, OPENAI_API_KEY="k")
+    cmd = [sys.executable, "-m", "server.cli", "--output-format", "stream-json", "--verbose", *args]
+    if lines is not None:
+        cmd += ["--input-format", "stream-json"]
+        stdin = "".join(json.dumps(x) + "\n" for x in lines)
+    proc = subprocess.run(
+        cmd, input=(stdin or "").encode(), capture_output=True, cwd=workspace, env=env, timeout=60
+    )
+    return [json.loads(line) for line in proc.stdout.decode().splitlines()], proc
+
+
+def user(text):
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def test_system_prompt_flags(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="a"), Reply(text="b"))
+    run(
+        tmp_path,
+        workspace,
+        fake_llm,
+        "-p",
+        "hi",
+        "--system-prompt",
+        "You are terse.",
+        "--append-system-prompt",
+        "Answer in French.",
+    )
+    run(
+        tmp_path,
+        workspace,
+        fake_llm,
+        "-p",
+        "hi",
+        "--system-prompt",
+        "",
+        "--append-system-prompt",
+        "Answer in French.",
+    )
+    first, second = (r.body["messages"][0] for r in fake_llm.requests)
+    assert first == {"role": "system", "content": "You are terse.\nAnswer in French."}
+    assert second["content"].startswith("You are agentls")
+    assert second["content"].endswith("\nAnswer in French.")
+
+
+def test_allowed_and_disallowed_tools(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "a.txt", "content": "x"})]),
+        Reply(text="done"),
+    )
+    frames, _ = run(
+        tmp_path,
+        workspace,
+        fake_llm,
+        "-p",
+        "write",
+        "--allowedTools",
+        "Write,Read",
+        "--disallowedTools",
+        "Bash",
+        "WebFetch",
+    )
+    assert (workspace / "a.txt").read_text() == "x"
+    tools = {t["function"]["name"] for t in fake_llm.requests[0].body["tools"]}
+    assert "write_file" in tools and "bash" not in tools and "web_fetch" not in tools
+    assert "Bash" not in frames[0]["tools"]
+
+
+def test_max_turns_ends_with_error_max_turns(tmp_path, workspace, fake_llm):
+    fake_llm.script(*[Reply(tool_calls=[FakeToolCall("list_dir", {})]) for _ in range(3)])
+    frames, proc = run(tmp_path, workspace, fake_llm, "-p", "loop", "--max-turns", "2")
+    result = frames[-1]
+    assert (result["subtype"], result["is_error"], result["num_turns"]) == (
+        "error_max_turns",
+        True,
+        2,
+    )
+    assert proc.returncode == 1
+
+
+def test_a_user_message_during_a_turn_is_steered_in(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text=" ".join(["working"] * 8), chunk_delay=0.1), Reply(text="noted"))
+    write_project_config(
+        workspace,
+        {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}},
+    )
+    env = server_env(tmp_path, OPENAI_API_KEY="k")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=workspace,
+        env=env,
+    )
+    proc.stdin.write((json.dumps(user("start")) + "\n").encode())
+    proc.stdin.flush()
+    for line in proc.stdout:
+        if json.loads(line)["type"] == "system":
+            break
+    time.sleep(0.3)
+    proc.stdin.write((json.dumps(user("also use tabs")) + "\n").encode())
+    proc.stdin.close()
+    frames = [json.loads(line) for line in proc.stdout]
+    proc.wait(timeout=30)
+    results = [f for f in frames if f["type"] == "result"]
+    assert len(results) == 1 and results[0]["result"] == "noted"
+    second = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "user"]
+    assert "also use tabs" in second
