@@ -31,6 +31,7 @@ class Connection:
         self.proc = proc
         self._ids = itertools.count(1)
         self._buf = b""
+        self._pos = 0
         self.notifications: list[tuple[float, dict[str, Any]]] = []
 
     @classmethod
@@ -53,17 +54,23 @@ class Connection:
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
     async def _frame(self) -> dict[str, Any]:
-        while b"\r\n\r\n" not in self._buf:
-            chunk = await self.proc.stdout.read(65536)
+        # Index arithmetic over one buffer: the client must not be the bottleneck it measures.
+        while True:
+            end = self._buf.find(b"\r\n\r\n", self._pos)
+            if end >= 0:
+                start = self._buf.find(b"Content-Length:", self._pos, end) + 15
+                length = int(self._buf[start:end].split(b"\r\n", 1)[0])
+                body_end = end + 4 + length
+                if len(self._buf) >= body_end:
+                    body = self._buf[end + 4 : body_end]
+                    self._pos = body_end
+                    if self._pos > 1 << 20:
+                        self._buf, self._pos = self._buf[self._pos :], 0
+                    return json.loads(body)
+            chunk = await self.proc.stdout.read(1 << 20)
             if not chunk:
                 raise EOFError("server closed stdout")
             self._buf += chunk
-        header, rest = self._buf.split(b"\r\n\r\n", 1)
-        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
-        while len(rest) < length:
-            rest += await self.proc.stdout.read(65536)
-        self._buf = rest[length:]
-        return json.loads(rest[:length])
 
     async def call(self, method: str, params: Any) -> Any:
         msg_id = next(self._ids)

@@ -178,6 +178,35 @@ def _unparseable(body: bytes) -> bool:
     return False
 
 
+class CoalescingWriter:
+    """Frames written in one event-loop iteration reach stdout in one write (and one flush):
+    a burst of events costs one system call, and no frame waits beyond the current iteration."""
+
+    def __init__(self, stream: BinaryIO):
+        self._stream = stream
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._pending:
+            try:
+                asyncio.get_running_loop().call_soon(self.flush)
+            except RuntimeError:
+                self._pending.append(data)
+                self.flush()
+                return
+        self._pending.append(data)
+
+    def flush(self) -> None:
+        if self._pending:
+            data, self._pending = b"".join(self._pending), []
+            self._stream.write(data)
+            self._stream.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self._stream.close()
+
+
 # -- the channel the session service talks through --------------------------------------------
 
 
@@ -196,7 +225,10 @@ class JsonRpcChannel:
         )
 
     def send_update(self, params: SessionUpdateParams) -> None:
-        self.protocol.notify("session/update", params.to_wire())
+        # A plain dict skips the attrs/cattrs round trip pygls would make for every event.
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "method": "session/update", "params": params.to_wire()}
+        )
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         raw = await self._request("session/request_permission", params)
@@ -378,9 +410,7 @@ class AgentlsServer(LanguageServer):
         self.protocol.handle_message(message)
 
     async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
-        from pygls.io_ import StdoutWriter
-
-        self.protocol.set_writer(StdoutWriter(stdout))
+        self.protocol.set_writer(CoalescingWriter(stdout))
         chunks = StdinChunks(stdin)
         try:
             async for body in read_frames(chunks.next):
