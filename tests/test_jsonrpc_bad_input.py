@@ -3,6 +3,7 @@ clean resync) and the next valid request is answered. Raw bytes over real stdio.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -102,3 +103,10 @@ async def test_bad_notification_is_ignored(pipe):
     pipe.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"nope": 1}})
     pipe.send({"jsonrpc": "2.0", "method": "unknown/notification"})
     await expect_alive(pipe, 5)
+
+
+async def test_exit_with_stdin_still_open_is_clean(pipe):
+    pipe.send({"jsonrpc": "2.0", "id": 50, "method": "shutdown"})
+    assert (await pipe.read())["id"] == 50
+    pipe.send({"jsonrpc": "2.0", "method": "exit"})
+    assert await asyncio.wait_for(pipe.proc.wait(), 10) == 0

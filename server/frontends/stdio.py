@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import BinaryIO
 
@@ -17,7 +18,7 @@ class StdinChunks:
         threading.Thread(target=self._pump, args=(loop,), daemon=True).start()
 
     def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
-        read = getattr(self._stream, "read1", self._stream.read)
+        read = self._reader()
         while True:
             try:
                 chunk = read(65536)
@@ -26,6 +27,15 @@ class StdinChunks:
             loop.call_soon_threadsafe(self._queue.put_nowait, chunk)
             if not chunk:
                 return
+
+    def _reader(self):
+        # os.read on the descriptor: a daemon thread blocked inside a *buffered* read holds the
+        # buffer's lock, and interpreter shutdown then aborts the process.
+        try:
+            fd = self._stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return getattr(self._stream, "read1", self._stream.read)
+        return lambda n: os.read(fd, n)
 
     async def next(self) -> bytes:
         return await self._queue.get()
