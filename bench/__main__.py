@@ -9,9 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-from bench import providers, spine, tools, turns
+from bench import peer, providers, spine, store, tools, turns
 
-SUITES = {"spine": spine.run, "turns": turns.run, "providers": providers.run, "tools": tools.run}
+SUITES = {
+    "spine": spine.run,
+    "turns": turns.run,
+    "providers": providers.run,
+    "tools": tools.run,
+    "store": store.run,
+    "peer": peer.run,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from protocol.base import WireModel
 from protocol.content import ContentBlock
-from protocol.updates import SessionUpdateKind, StopReason, Terminal, Usage
+from protocol.updates import McpServerStatus, SessionUpdateKind, StopReason, Terminal, Usage
 
 PermissionMode = Literal["default", "plan", "acceptEdits", "bypassPermissions"]
 
@@ -45,6 +45,27 @@ class ModelState(WireModel):
     available_models: list[ModelInfo]
 
 
+class McpServerConfig(WireModel):
+    """How to start or reach an MCP server: a command (stdio) or a URL (streamable HTTP). The
+    shape of an entry of Claude Code's `.mcp.json`."""
+
+    type: Literal["stdio", "http"] | None = None
+    """Inferred when absent: `http` with a `url`, else `stdio`."""
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+    """Set for the server on top of a minimal environment (HOME, PATH, ...): API keys of the
+    agent are not passed on unless listed here."""
+    cwd: str | None = None
+    """The server's working directory (default: the session's workspace)."""
+    url: str | None = None
+    headers: dict[str, str] | None = None
+    startup_timeout: float | None = None
+    """Seconds to connect, initialize and list tools (default 30)."""
+    tool_timeout: float | None = None
+    """Seconds one tool call may take (default 600)."""
+
+
 class NewSessionParams(WireModel):
     cwd: str
     """Absolute path of the workspace the agent works in."""
@@ -54,6 +75,9 @@ class NewSessionParams(WireModel):
     mode: PermissionMode | None = None
     subagent: str | None = None
     """Run the session as this subagent profile."""
+    mcp_servers: dict[str, McpServerConfig] | None = None
+    """MCP servers for this session, by name, on top of the configured ones (a name here
+    replaces a configured server of that name). Their tools are `mcp__<name>__<tool>`."""
 
 
 class SessionInfoResult(WireModel):
@@ -122,6 +146,8 @@ class EngineInfo(WireModel):
     name: str
     available: bool
     description: str
+    capabilities: dict[str, bool] | None = None
+    """What the engine supports: images, thinking, steer, permissions, questions."""
 
 
 class EnginesListResult(WireModel):
@@ -195,6 +221,170 @@ class AskQuestionResult(WireModel):
     declined: bool | None = None
 
 
+class ListSessionsParams(WireModel):
+    cwd: str | None = None
+    """Only sessions whose workspace is this directory; all sessions when absent."""
+    cursor: str | None = None
+    """`nextCursor` of the previous page."""
+    limit: int | None = Field(default=None, ge=1, le=500)
+    """Page size (default 50)."""
+
+
+class SessionSummary(WireModel):
+    """A stored session, for pickers."""
+
+    session_id: str
+    title: str
+    """Derived from the session's first prompt."""
+    cwd: str
+    updated_at: str
+    """When the session last started or finished a turn (ISO 8601, UTC)."""
+
+
+class ListSessionsResult(WireModel):
+    data: list[SessionSummary]
+    """Newest first."""
+    next_cursor: str | None = None
+    """Pass as `cursor` for the next page; absent on the last page."""
+
+
+class SearchSessionsParams(WireModel):
+    query: str
+    """FTS5 query (words, "phrases", prefix*, AND/OR/NOT); plain text works too."""
+    limit: int | None = Field(default=None, ge=1, le=200)
+    """Most hits returned (default 20)."""
+
+
+class SearchHit(WireModel):
+    """One journal entry that matches, best match first."""
+
+    session_id: str
+    role: str
+    """Whose text matched: `user`, `assistant`, `thinking`, `tool` or `plan`."""
+    snippet: str
+    """The matching passage; matched terms are wrapped in `**`, cuts marked with `…`."""
+    timestamp: str
+    """When the entry was recorded (ISO 8601, UTC)."""
+
+
+class SearchSessionsResult(WireModel):
+    hits: list[SearchHit]
+
+
+class WorkspaceRef(WireModel):
+    """Which workspace a catalogue is for: a session's, or a directory."""
+
+    session_id: str | None = None
+    """The session's workspace, as its engine sees it."""
+    cwd: str | None = None
+    """An absolute workspace directory, when there is no session yet."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> WorkspaceRef:
+        if not self.session_id and not self.cwd:
+            raise ValueError("give sessionId or cwd")
+        return self
+
+
+class SkillsListParams(WorkspaceRef):
+    pass
+
+
+class SkillInfo(WireModel):
+    """A skill: a SKILL.md folder the model runs with the `skill` tool or the user as `/name`."""
+
+    name: str
+    description: str
+    source: Literal["builtin", "user", "project"]
+    """Which discovery layer it comes from (a later layer wins on a name clash)."""
+    path: str
+    """The skill's SKILL.md file."""
+    user_invocable: bool
+    """The user can run it as `/name args` at the start of a prompt."""
+    model_invocable: bool
+    """The model can run it with the `skill` tool."""
+    allowed_tools: list[str] = []
+    """Tools that run without asking while the skill is active."""
+    version: str | None = None
+    model: str | None = None
+
+
+class CatalogWarning(WireModel):
+    """A skill or subagent profile file that was skipped, and why."""
+
+    path: str
+    message: str
+
+
+class SkillsListResult(WireModel):
+    skills: list[SkillInfo]
+    """Sorted by name."""
+    warnings: list[CatalogWarning] = []
+
+
+class SubagentsListParams(WorkspaceRef):
+    pass
+
+
+class SubagentInfo(WireModel):
+    """A subagent profile the `task` tool can start."""
+
+    name: str
+    description: str
+    source: Literal["builtin", "user", "project"]
+    tools: list[str] | None = None
+    """The tools it may use; absent means every tool."""
+    max_steps: int
+    """Model calls it may make before it must stop."""
+    model: str | None = None
+
+
+class SubagentsListResult(WireModel):
+    subagents: list[SubagentInfo]
+    warnings: list[CatalogWarning] = []
+
+
+class McpListParams(WorkspaceRef):
+    pass
+
+
+class McpToolInfo(WireModel):
+    """A tool an MCP server gives the session."""
+
+    name: str
+    """As the model calls it (and as permission rules name it): `mcp__<server>__<tool>`."""
+    tool: str
+    """The server's own name for it."""
+    title: str | None = None
+    description: str | None = None
+
+
+class McpImplementation(WireModel):
+    name: str
+    version: str
+
+
+class McpServerInfo(WireModel):
+    """An MCP server of a workspace or session, for the editor's MCP panel."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    source: Literal["user", "project", "client"]
+    """`user`: the user config or `--mcp-config`; `project`: `.mcp.json` or the project config;
+    `client`: `session/new`."""
+    status: McpServerStatus
+    error: str | None = None
+    """Why it failed, or what to do to start it."""
+    server_info: McpImplementation | None = None
+    """Name and version the server gave when it connected."""
+    tools: list[McpToolInfo] = []
+
+
+class McpListResult(WireModel):
+    servers: list[McpServerInfo]
+    """Sorted by name."""
+
+
 Direction = Literal["client_to_server", "server_to_client"]
 
 
@@ -259,7 +449,30 @@ METHODS: tuple[Method, ...] = (
         C2S,
         SessionRef,
         Empty,
-        "Free the session's resources (a running turn is cancelled).",
+        "Free the session's resources (a running turn is cancelled); a stored session stays "
+        "loadable.",
+    ),
+    Method(
+        "session/load",
+        C2S,
+        SessionRef,
+        SessionInfoResult,
+        "Open a stored session: its history is replayed as `session/update` events before the "
+        "answer, then the session takes prompts again with its full context.",
+    ),
+    Method(
+        "session/list",
+        C2S,
+        ListSessionsParams,
+        ListSessionsResult,
+        "Stored sessions, newest first, a page at a time.",
+    ),
+    Method(
+        "session/search",
+        C2S,
+        SearchSessionsParams,
+        SearchSessionsResult,
+        "Full-text search over what every stored session showed the user.",
     ),
     Method(
         "models/list",
@@ -283,6 +496,27 @@ METHODS: tuple[Method, ...] = (
         AskQuestionParams,
         AskQuestionResult,
         "Ask the user one to four multiple-choice questions (free text allowed).",
+    ),
+    Method(
+        "skills/list",
+        C2S,
+        SkillsListParams,
+        SkillsListResult,
+        "Skills a workspace can run (slash commands, the `skill` tool) and files that were skipped.",
+    ),
+    Method(
+        "subagents/list",
+        C2S,
+        SubagentsListParams,
+        SubagentsListResult,
+        "Subagent profiles the `task` tool can start in a workspace.",
+    ),
+    Method(
+        "mcp/list",
+        C2S,
+        McpListParams,
+        McpListResult,
+        "MCP servers of a session (live status and tools) or of a workspace (as configured).",
     ),
 )
 

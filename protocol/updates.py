@@ -171,6 +171,27 @@ class StreamRetry(WireModel):
     """What went wrong, as the provider reported it."""
 
 
+McpServerStatus = Literal[
+    "starting", "connected", "failed", "stopped", "disabled", "untrusted", "configured"
+]
+"""`configured`: would start with a session (listings without one); `untrusted`: declared by a
+project the user config does not trust, so not started."""
+
+
+class McpStatus(WireModel):
+    """An MCP server of the session: its state at the session's first turn, then every change
+    (a crash mid-session, a stop)."""
+
+    kind: Literal["mcp_status"] = "mcp_status"
+    server: str
+    """The server's configured name."""
+    status: McpServerStatus
+    error: str | None = None
+    """Why it failed or is not started."""
+    tools: int | None = None
+    """How many tools it gives the session, when connected."""
+
+
 class TurnEnd(WireModel):
     """Always the last update of a turn; mirrors the `session/prompt` result."""
 
@@ -195,6 +216,7 @@ SessionUpdateKind = Annotated[
     | ModelSwitched
     | Compaction
     | StreamRetry
+    | McpStatus
     | TurnEnd,
     Field(discriminator="kind"),
 ]

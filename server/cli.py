@@ -1,6 +1,7 @@
 """`agentls` command line.
 
     agentls serve [flags]                     stdio JSON-RPC for editors
+    agentls acp [flags]                       Agent Client Protocol agent (Zed, JetBrains, ...)
     agentls [-p] [PROMPT] [flags]             one turn, the answer on stdout
     agentls --input-format stream-json --output-format stream-json --verbose [flags]
                                               Claude Code's headless dialect (claude-agent-sdk)
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("serve",)
+SUBCOMMANDS = ("serve", "acp")
 MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
 # Claude Code flags that take a value and that agentls accepts without acting on them.
 IGNORED_VALUE_FLAGS = (
@@ -26,7 +27,6 @@ IGNORED_VALUE_FLAGS = (
     "--fallback-model",
     "--betas",
     "--max-budget-usd",
-    "--mcp-config",
     "--json-schema",
     "--effort",
     "--thinking",
@@ -56,7 +56,10 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vision-model", help="model for turns with images (same provider)")
     add_thinking_flags(parser)
     parser.add_argument("--base-url", help="provider base URL (a proxy or a compatible server)")
-    parser.add_argument("--engine", help="engine id (native)")
+    parser.add_argument("--engine", help="engine id: native | acp | claude-code")
+    parser.add_argument(
+        "--engine-command", help="command of an external engine, e.g. 'gemini --acp'"
+    )
     parser.add_argument("--permission-mode", choices=MODES)
     parser.add_argument("--turn-timeout", type=float, help="turn deadline in seconds")
     parser.add_argument("--cwd", help="workspace directory (default: the current directory)")
@@ -107,16 +110,31 @@ def build_print_parser() -> argparse.ArgumentParser:
         default=[],
         help="tools removed from the session",
     )
+    parser.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        nargs="+",
+        action="extend",
+        default=[],
+        help='MCP servers: JSON text or files holding {"mcpServers": {...}}',
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="use only the --mcp-config servers, none from config files",
+    )
     common_flags(parser)
     for flag in IGNORED_VALUE_FLAGS:
         parser.add_argument(flag, help=argparse.SUPPRESS)
     return parser
 
 
-def build_serve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="agentls serve", description="JSON-RPC over stdio (LSP framing)."
-    )
+def build_serve_parser(command: str = "serve") -> argparse.ArgumentParser:
+    description = {
+        "serve": "JSON-RPC over stdio (LSP framing).",
+        "acp": "An Agent Client Protocol agent over stdio (NDJSON).",
+    }[command]
+    parser = argparse.ArgumentParser(prog=f"agentls {command}", description=description)
     common_flags(parser)
     return parser
 
@@ -140,6 +158,8 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
     )
     if args.engine:
         flags["engine"] = args.engine
+    if args.engine_command:
+        flags["engineCommand"] = args.engine_command
     if args.permission_mode:
         flags["permissions"] = {"mode": args.permission_mode}
     if args.turn_timeout:
@@ -156,15 +176,24 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
         flags.setdefault("permissions", {})["allow"] = split_list(args.allowed_tools)
     if getattr(args, "disallowed_tools", None):
         flags["tools"] = {"disallowed": split_list(args.disallowed_tools)}
+    if getattr(args, "mcp_config", None) or getattr(args, "strict_mcp_config", False):
+        from server.mcp.config import from_mcp_config
+
+        flags["mcpServers"] = from_mcp_config(args.mcp_config)  # ValueError: unusable value
+        if args.strict_mcp_config:
+            flags["mcp"] = {"only": sorted(flags["mcpServers"])}
     return flags
 
 
 def make_service_factory(flags: dict[str, Any]):
     def factory(channel):
-        from server.engines.native import NativeEngine
+        from server.engines.registry import build_engines
         from server.sessions.service import SessionService
+        from server.sessions.setup import open_store
 
-        return SessionService({"native": NativeEngine()}, channel, flags=flags)
+        engines = build_engines(flags)
+        store = open_store(engines)
+        return SessionService(engines, channel, flags=flags, store=store)
 
     return factory
 
@@ -191,13 +220,27 @@ def drop_unknown(argv: list[str], stream_input: bool) -> tuple[list[str], list[s
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("sessions", "replay"):
+        from server.sessions.cli import main as sessions_main
+
+        return sessions_main(argv)
     if argv and argv[0] == "serve":
-        args = build_serve_parser().parse_args(argv[1:])
+        # LSP clients add transport flags such as --stdio or --clientProcessId: ignored.
+        args, unknown = build_serve_parser().parse_known_args(argv[1:])
+        if unknown:
+            print(f"agentls: ignoring unknown arguments: {' '.join(unknown)}", file=sys.stderr)
         from server.frontends.jsonrpc import run_stdio
         from server.logs import setup_logging
 
         setup_logging("serve")
         return run_stdio(make_service_factory(flags_from(args)))
+    if argv and argv[0] == "acp":
+        args = build_serve_parser("acp").parse_args(argv[1:])
+        from server.frontends.acp import run_acp
+        from server.logs import setup_logging
+
+        setup_logging("acp")
+        return run_acp(make_service_factory(flags_from(args)))
     return print_mode(argv)
 
 
@@ -215,6 +258,11 @@ def print_mode(argv: list[str]) -> int:
         return 0
     if args.output_format == "stream-json" and not args.verbose:
         print("agentls: --output-format=stream-json requires --verbose", file=sys.stderr)
+        return 1
+    try:
+        flags = flags_from(args)
+    except ValueError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
         return 1
     prompt = args.prompt
     if args.input_format == "text" and prompt is None:
@@ -236,8 +284,10 @@ def print_mode(argv: list[str]) -> int:
         cwd=Path(args.cwd).resolve() if args.cwd else Path.cwd(),
         mode=args.permission_mode,
         model=args.model,
+        resume=args.resume,
+        continue_session=args.continue_,
     )
-    return run_streamjson(options, make_service_factory(flags_from(args)))
+    return run_streamjson(options, make_service_factory(flags))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,11 @@ DEFAULTS: dict[str, Any] = {
 # Keys a cloned repository must not set: they could send the user's keys to another server or
 # open the network guard. They are honoured from the user config, the environment and flags.
 USER_ONLY_KEYS = ("llm.baseUrl", "webFetch.allowPrivateHosts", "webFetch.allowedDomains")
-USER_ONLY_SECTIONS = ("webSearch",)
+# `mcp` holds `trustedProjects`, which decides whether a project's MCP servers may start.
+USER_ONLY_SECTIONS = ("webSearch", "mcp")
+# A project's MCP servers (its `.mcp.json` and the `mcpServers` of its config) are kept apart
+# under this key, so `server.mcp` starts them only for projects the user trusts.
+PROJECT_MCP_KEY = "projectMcpServers"
 
 # environment variable -> dotted config key
 log = logging.getLogger(__name__)
@@ -96,7 +100,24 @@ def project_layer(data: dict[str, Any]) -> dict[str, Any]:
         if section in layer:
             del layer[section]
             log.warning("ignoring %s from the project config; set it in the user config", section)
+    layer.pop("mcpServers", None)
+    layer.pop(PROJECT_MCP_KEY, None)
     return layer
+
+
+def project_mcp_servers(cwd: Path, project: dict[str, Any]) -> dict[str, Any]:
+    """MCP servers the project declares: `.mcp.json` (Claude Code's file), then the project
+    config's `mcpServers`. An unreadable `.mcp.json` is skipped with a warning: it belongs to
+    other tools too."""
+    try:
+        shared = read_json_file(cwd / ".mcp.json").get("mcpServers")
+    except ConfigError as exc:
+        log.warning("ignoring .mcp.json: %s", exc)
+        shared = None
+    own = project.get("mcpServers")
+    servers = {**(shared if isinstance(shared, dict) else {})}
+    servers.update(own if isinstance(own, dict) else {})
+    return servers
 
 
 def _coerce(value: str) -> Any:
@@ -128,5 +149,8 @@ def load_config(
     if cwd is not None:
         project = read_json_file(cwd / ".agentls" / "config.json")
         config = deep_merge(config, project_layer(project))
+        servers = project_mcp_servers(cwd, project)
+        if servers:
+            config[PROJECT_MCP_KEY] = servers
     config = deep_merge(config, env_layer(dict(os.environ) if environ is None else environ))
     return deep_merge(config, flags or {})

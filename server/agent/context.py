@@ -1,7 +1,9 @@
 """What the model is told: the system prompt, and a per-call turn context message.
 
-The turn context (cwd, git state, session id) is appended as an ephemeral user message for one
-call only, so the cached prefix of the conversation stays stable.
+The system prompt lists the session's tools, skills and subagents. Before every model call
+`prepare_call` builds the turn context (cwd, git state, session id, active skills), which is
+appended as an ephemeral user message for that call only: never stored in the history, so the
+cached prefix of the conversation stays stable.
 """
 
 from __future__ import annotations
@@ -11,8 +13,16 @@ import subprocess
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import anyio
+
+from server.engines.base import TurnSink
 from server.providers.messages import Message, TextPart
+from server.skills import ACTIVE_KEY, summary_lines
+
+if TYPE_CHECKING:
+    from server.engines.native import NativeSession
 
 CONTEXT_TAG = "turn-context"
 
@@ -37,22 +47,51 @@ Environment: {os}, today is {today}.
 class GitState:
     branch: str
     sha: str
-    dirty: int
+    dirty: int | None
+    """Changed or untracked files; None when `git status` did not answer."""
+
+    def describe(self) -> str:
+        if not self.branch:
+            return "status unknown"
+        if self.dirty is None:
+            state = "status unknown"
+        else:
+            state = f"{self.dirty} uncommitted" if self.dirty else "clean"
+        return f"{self.branch}@{self.sha} ({state})"
+
+
+UNKNOWN = GitState("", "", None)
 
 
 def git_state(cwd: Path) -> GitState | None:
+    """The repository state of `cwd`; None when it is not inside a git work tree."""
+
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
+        ).stdout
 
     try:
-        branch = git("rev-parse", "--abbrev-ref", "HEAD")
-        sha = git("rev-parse", "--short", "HEAD")
-        dirty = len([line for line in git("status", "--porcelain").splitlines() if line])
+        out = git("status", "--porcelain=v2", "--branch")
+    except subprocess.TimeoutExpired:
+        return _head_only(git)
+    except subprocess.CalledProcessError as exc:
+        return None if "not a git repository" in (exc.stderr or "").lower() else UNKNOWN
     except (OSError, subprocess.SubprocessError):
-        return None
-    return GitState(branch, sha, dirty)
+        return UNKNOWN
+    heads = dict(line[2:].split(" ", 1) for line in out.splitlines() if line.startswith("# "))
+    sha = heads.get("branch.oid", "")
+    branch = heads.get("branch.head", "HEAD")
+    dirty = sum(1 for line in out.splitlines() if line and not line.startswith("#"))
+    return GitState(branch, "(no commits)" if sha in ("", "(initial)") else sha[:7], dirty)
+
+
+def _head_only(git) -> GitState:
+    try:
+        branch = git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        return GitState(branch, git("rev-parse", "--short", "HEAD").strip(), None)
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
 
 
 def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None = None) -> str:
@@ -63,10 +102,42 @@ def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None =
     return f"{base}\n{append}" if append else base
 
 
-def turn_context(cwd: Path, session_id: str, git: GitState | None) -> Message:
+def session_system_prompt(session: NativeSession) -> str:
+    """Our prompt with what this session can use (tools, skills, subagents, its role), then the
+    configured append. A configured replacement is used exactly as written, except by subagents:
+    it was written for the agent the user talks to."""
+    config, delegation = session.spec.config, session.delegation
+    append = config.get("appendSystemPrompt")
+    if config.get("systemPrompt") and not (delegation and delegation.depth):
+        return system_prompt(session.spec.cwd, replace=config["systemPrompt"], append=append)
+    parts = [system_prompt(session.spec.cwd).rstrip(), "## Tools\n" + ", ".join(session.tools)]
+    skills = session.skills.for_model() if session.skills and "skill" in session.tools else []
+    if skills:
+        parts.append("\n".join(summary_lines(skills)))
+    if delegation and "task" in session.tools:
+        parts.append("\n".join(delegation.registry.summary_lines()))
+    if delegation and delegation.profile:
+        parts.append(delegation.profile.role_prompt(subagent=delegation.depth > 0))
+    return "\n\n".join(parts) + "\n" + (f"\n{append}" if append else "")
+
+
+async def prepare_call(session: NativeSession, sink: TurnSink) -> Message:
+    """Run before every model call: settle the model (vision routing, a pending switch) and
+    build the call's ephemeral turn context."""
+    session.route_vision(sink)
+    session.announce_switch(sink)
+    git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
+    active = session.tool_ctx.state.get(ACTIVE_KEY) or []
+    return turn_context(session.spec.cwd, session.spec.session_id, git, active=active)
+
+
+def turn_context(
+    cwd: Path, session_id: str, git: GitState | None, *, active: list[str] | None = None
+) -> Message:
     lines = [f"<{CONTEXT_TAG}>", f"cwd: {cwd}", f"session: {session_id}"]
-    if git:
-        lines.append(f"git: branch {git.branch} at {git.sha}, {git.dirty} changed file(s)")
+    lines.append(f"git: {git.describe()}" if git else "git: not a repository")
+    if active:
+        lines.append(f"active skills: {', '.join(active)}")
     lines.append(f"</{CONTEXT_TAG}>")
     return Message("user", [TextPart("\n".join(lines))])
 

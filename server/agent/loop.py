@@ -1,13 +1,15 @@
 """The agent loop: call the model, stream what it says, run the tools it asks for, repeat.
 
-It ends when the model answers without tool calls, at the step limit, or when the session
-service cancels it (user cancel, deadline). History stays valid for the next turn either way:
-partial text is kept and unfinished tool calls get an "interrupted" result.
+It ends when the model answers without tool calls (and no steer or background subagent report
+is waiting), at the step limit, or when the session service cancels it (user cancel, deadline).
+History stays valid for the next turn either way: partial text is kept and unfinished tool
+calls get an "interrupted" result. Subagents run this same loop with their own session.
 
-Before each call the session routes images to a vision model and compacts what is sent to fit
-the context window. A transient provider failure restarts the call (`StreamRestart`); what the
-failed attempt streamed is discarded, never written to the history, and the client is told with
-a `stream_retry` update.
+Before each call, queued steers join the history, `prepare_call` settles the model and builds
+the ephemeral turn context, and compaction fits what is sent into the context window. A
+transient provider failure restarts the call (`StreamRestart`); what the failed attempt
+streamed is discarded, never written to the history, and the client is told with a
+`stream_retry` update.
 """
 
 from __future__ import annotations
@@ -15,19 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import anyio
-
 from protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
     StepFinish,
+    StopReason,
     StreamRetry,
     ToolCallUpdate,
     UserMessageChunk,
 )
 from protocol.updates import Usage as WireUsage
 from server.agent import compaction
-from server.agent.context import git_state, turn_context
+from server.agent.context import prepare_call
 from server.agent.tool_calls import announce, run_tool_calls
 from server.engines.base import TurnOutcome, TurnSink
 from server.providers.messages import (
@@ -49,7 +50,11 @@ from server.providers.retry import StreamRestart
 if TYPE_CHECKING:
     from server.engines.native import NativeSession
 
-STOP_REASONS = {"end_turn": "end_turn", "max_tokens": "max_tokens", "refusal": "refusal"}
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
 DISCARDED = "The model call was interrupted and is being retried; this call was not run."
 
 
@@ -67,15 +72,19 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
     session.route_vision(sink, new_images=any(isinstance(p, ImagePart) for p in user.parts))
     session.history.append(user)
     session.tool_ctx.sink = sink
-    git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
-    context = turn_context(session.spec.cwd, session.spec.session_id, git)
-    total = Usage()
+    session.turn_usage = Usage()
+    async with session.background.running():  # leaving it cancels background subagents
+        stop = await run_steps(session, sink)
+    return TurnOutcome(stop, session.turn_usage)
+
+
+async def run_steps(session: NativeSession, sink: TurnSink) -> StopReason:
     for step in range(1, session.max_steps + 1):
         take_steers(session, sink)
-        session.route_vision(sink)
-        total += await compaction.fit(session, context, sink)
+        context = await prepare_call(session, sink)
+        session.turn_usage += await compaction.fit(session, context, sink)
         finish = await stream_reply(session, session.request(context), sink)
-        total += finish.usage
+        session.turn_usage += finish.usage
         session.account(finish.usage)
         calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
         if calls:
@@ -84,9 +93,14 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
         sink.emit(
             StepFinish(step=step, finish_reason=finish.reason, usage=wire_usage(finish.usage))
         )
-        if not calls and not session.steers:  # a steer that arrived late gets its own call
-            return TurnOutcome(STOP_REASONS.get(finish.reason, "end_turn"), total)
-    return TurnOutcome("max_turn_requests", total)
+        if not calls and not await more_input(session):
+            return STOP_REASONS.get(finish.reason, "end_turn")
+    return "max_turn_requests"
+
+
+async def more_input(session: NativeSession) -> bool:
+    """A steer that arrived late, or reports of background subagents, get a call of their own."""
+    return bool(session.steers) or await session.background.report(session.history)
 
 
 def take_steers(session: NativeSession, sink: TurnSink) -> None:

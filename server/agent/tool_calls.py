@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -17,6 +18,7 @@ from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
 from server import permissions
 from server.engines.base import TurnSink, UserNotReachable
 from server.providers.messages import ToolCallPart, ToolResultPart
+from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
 
 if TYPE_CHECKING:
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "Interrupted: the user cancelled the turn before this tool call finished."
+
+CALL_ID: ContextVar[str | None] = ContextVar("CALL_ID", default=None)
+"""The id of the tool call being run (the `task` tool names its subagent after it)."""
 
 
 def _parse(tool: Tool | None, call: ToolCallPart) -> Any:
@@ -97,8 +102,7 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
 
     tool = session.tools.get(call.name)
     if tool is None:
-        known = ", ".join(sorted(session.tools))
-        return fail(f"Unknown tool {call.name!r}. Available tools: {known}.")
+        return fail(unavailable(session, call.name))
     try:
         args = _parse(tool, call)
     except ValidationError as exc:
@@ -109,6 +113,7 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
         return fail(refusal, "denied")
 
     sink.emit(ToolCallUpdate(tool_call_id=call.id, status="in_progress"))
+    token = CALL_ID.set(call.id)
     try:
         outcome = await tool.run(session.tool_ctx, args)
     except ToolError as exc:
@@ -116,6 +121,8 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
     except Exception as exc:
         log.exception("tool %s crashed", call.name)
         return fail(f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+    finally:
+        CALL_ID.reset(token)
     result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
     text = render(result.content)
     if result.is_error:
@@ -132,7 +139,7 @@ async def _check_permission(
 ) -> tuple[str | None, Any]:
     """(None, args to run with) when the call may run, else (the message the model gets, args)."""
     decision = permissions.decide(tool, args, session.tool_ctx, session.permissions)
-    if decision.action == "allow":
+    if decision.action == "allow" or granted_by_skill(session, tool, decision):
         return None, args
     if decision.action == "deny":
         return f"Not allowed: {decision.reason}.", args
@@ -170,6 +177,23 @@ async def _check_permission(
         "The user denied this tool call. Do not retry it in another form; "
         f"ask the user or choose another approach.{reason}"
     ), args
+
+
+def unavailable(session: NativeSession, name: str) -> str:
+    known = ", ".join(sorted(session.tools))
+    profile = session.delegation.profile if session.delegation else None
+    if profile is not None:
+        return f"{name!r} is not in the {profile.name} subagent's allowlist. Its tools: {known}."
+    return f"Unknown tool {name!r}. Available tools: {known}."
+
+
+def granted_by_skill(session: NativeSession, tool: Tool, decision: permissions.Decision) -> bool:
+    """A skill active in this turn lists the tool in `allowed-tools`; calls that always ask
+    (`rm -rf`, `.env`, outside the workspace) still ask."""
+    if decision.action != "ask" or not decision.rule:
+        return False
+    rules = permissions.rules_from_names(granted_tools(session.skills, session.tool_ctx.state))
+    return decision.rule in rules or tool.name in rules
 
 
 def _describe(exc: ValidationError) -> str:

@@ -2,7 +2,11 @@
 
 A `NativeSession` owns what the loop needs for each model call: the provider (behind retries),
 the merged provider options (defaults <- model id <- config <- skills <- thinking), vision
-routing, and the compacted view of the history it sends.
+routing, and the compacted view of the history it sends. A subagent is a `NativeSession` too,
+made from its parent's (`agent/subagents.py`).
+
+Prompt commands work in every front door because they are handled here: `/model <id> [text]`
+switches the model, `/<skill> [args]` runs a user-invocable skill.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from typing import Any
 
 import anyio
 
-from protocol.updates import ModelSwitched
+from protocol.updates import AgentMessageChunk, ModelSwitched
 from server.agent.compaction import CompactionSettings, ContextView
-from server.agent.context import system_prompt
+from server.agent.context import session_system_prompt
 from server.agent.loop import run_turn
+from server.agent.subagents import Background, Budget, Delegation, Profile, ProfileRegistry
 from server.engines.base import (
     EngineCapabilities,
     EngineError,
@@ -28,6 +33,7 @@ from server.engines.base import (
     TurnOutcome,
     TurnSink,
 )
+from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names
 from server.providers import catalog, images, options, thinking
 from server.providers.base import Provider, ProviderSettings
@@ -36,10 +42,13 @@ from server.providers.registry import (
     ProviderConfigError,
     create_provider,
     infer_provider,
+    prefetch,
     resolve_settings,
     wire_of,
 )
 from server.providers.retry import RetryPolicy, StreamRestart, stream_with_retries
+from server.sessions import codec
+from server.skills import SkillCatalog, activate, deactivate_all, expand_command, parse_command
 from server.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -69,6 +78,17 @@ class NativeSession:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    turn_usage: Usage = field(default_factory=Usage)
+    """This turn's usage so far, subagents included."""
+    skills: SkillCatalog | None = None
+    delegation: Delegation | None = None
+    """Subagent profiles this session may start, and its own place in the subagent tree."""
+    background: Background = field(default_factory=Background)
+    environ: dict[str, str] | None = None
+    switched: str | None = None
+    """Why the model changed since the last call (announced with `model_switched`)."""
+    mcp: Any = None
+    """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
     _provider: Provider | None = None
 
     @property
@@ -115,11 +135,7 @@ class NativeSession:
             messages = images.without_images(messages)
         return ModelRequest(
             model=self.model,
-            system=system_prompt(
-                self.spec.cwd,
-                replace=self.spec.config.get("systemPrompt"),
-                append=self.spec.config.get("appendSystemPrompt"),
-            ),
+            system=session_system_prompt(self),
             messages=[*messages, context],
             tools=self.tool_specs(),
             options=self.call_options(),
@@ -147,6 +163,39 @@ class NativeSession:
         self.usage += usage
         self.cost_usd += catalog.cost_usd(self.model, usage)
 
+    def switch_model(self, model: str, *, reason: str = "set_model") -> None:
+        """Use `model` from the next model call on, even inside a running turn. A model of
+        another provider switches provider too, unless a custom base URL is pinned."""
+        before = self.model
+        provider = infer_provider(model, self.environ)
+        pinned = self.llm.get("baseUrl")  # a custom endpoint serves whatever it is asked
+        if provider and provider != self.settings.provider and not pinned:
+            llm = {**self.llm, "provider": provider, "model": model}
+            try:
+                self.settings = resolve_settings(llm, self.environ)
+            except ProviderConfigError as exc:
+                raise EngineError(str(exc)) from exc
+            self._provider = None
+        else:
+            self.settings = replace(self.settings, model=model)
+        if self.model != before:
+            self.switched = reason
+
+    def announce_switch(self, sink: TurnSink) -> None:
+        if self.switched:
+            sink.emit(ModelSwitched(model=self.model, reason=self.switched))
+            self.switched = None
+
+    def begin_turn(self) -> None:
+        """A new top-level turn: re-read skills and profiles (they may have changed on disk),
+        forget the last turn's active skills and subagent count."""
+        if self.skills:
+            self.skills.refresh()
+        if self.delegation:
+            self.delegation.registry.refresh()
+            self.delegation.budget = Budget()
+        deactivate_all(self.tool_ctx.state)
+
 
 class NativeEngine:
     """Runs sessions with the built-in loop. `provider_factory` is the seam tests use."""
@@ -165,6 +214,7 @@ class NativeEngine:
         self._tools = tools
         self._environ = environ
         self._jobs: Any = None
+        self._mcp = McpSupport()
 
     async def start(self) -> None:
         return None
@@ -174,11 +224,14 @@ class NativeEngine:
             settings = resolve_settings(spec.config.get("llm", {}), self._environ)
         except ProviderConfigError as exc:
             raise EngineError(str(exc)) from exc
+        prefetch(settings)
         if spec.mode not in MODES:
             raise EngineError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
-        tools = self._tools() if self._tools else self._builtin_tools(spec.config)
+        home = Path(self._env().get("HOME") or Path.home())
+        skills = SkillCatalog(spec.cwd, home=home, environ=self._env())
+        tools = self._tools() if self._tools else self._builtin_tools(spec.config, skills)
         allowed = rules_from_names(spec.config.get("permissions", {}).get("allow", []))
-        return NativeSession(
+        session = NativeSession(
             spec=spec,
             settings=settings,
             tools={t.name: t for t in tools},
@@ -188,12 +241,28 @@ class NativeEngine:
             max_steps=int(spec.config.get("maxSteps", 100)),
             approval_timeout=float(spec.config.get("permissions", {}).get("approvalTimeout", 120)),
             retry=RetryPolicy(max_retries=settings.max_retries),
+            skills=skills,
+            delegation=Delegation(ProfileRegistry(spec.cwd, home=home)),
+            environ=self._environ,
         )
+        if not self._tools:
+            self._add_task_tools(session)
+        profile = self._profile(session, spec.subagent) if spec.subagent else None
+        await self._mcp.open(session)
+        if profile:
+            self._run_as(session, profile)
+        return session
+
+    async def attach_mcp_servers(self, handle: NativeSession, servers: dict[str, Any]) -> None:
+        """Start MCP servers a client passed for this session and add their tools."""
+        await self._mcp.attach(handle, servers)
 
     async def run_turn(self, handle: NativeSession, turn: TurnInput, sink: TurnSink) -> TurnOutcome:
+        if handle.mcp is not None:
+            handle.mcp.flush(sink)
         if turn.model:
-            self.set_model(handle, turn.model)
-        environ = os.environ if self._environ is None else self._environ
+            self.set_model(handle, turn.model, reason="prompt options")
+        environ = self._env()
         # An unusable image raises `ImageError`: this turn fails, the session keeps serving.
         text, pictures = await anyio.to_thread.run_sync(
             lambda: images.collect(
@@ -205,25 +274,38 @@ class NativeEngine:
             )
         )
         handle.think = thinking.choose(turn.think, turn.thinking_budget, handle.llm)
+        await anyio.to_thread.run_sync(handle.begin_turn)
+        rest = self._model_command(handle, text, sink)
+        if rest is None and not pictures:
+            return TurnOutcome("end_turn", Usage())
+        text = rest or ""
+        expanded = await anyio.to_thread.run_sync(expand_command, text, handle.skills)
+        if expanded:
+            text, skill = expanded
+            activate(skill, handle.tool_ctx.state)
         parts: list = [TextPart(text)] if text else []
         parts.extend(pictures)
         return await run_turn(handle, Message("user", parts), sink)
 
+    def _model_command(self, handle: NativeSession, text: str, sink: TurnSink) -> str | None:
+        """`/model <id> [prompt]` switches models; returns the prompt left to run (None: none)."""
+        command = parse_command(text)
+        if command is None or command[0].lower() != "model":
+            return text
+        words = command[1].split(maxsplit=1)
+        if words:
+            self.set_model(handle, words[0], reason="/model")
+            if len(words) > 1:
+                return words[1]
+            handle.announce_switch(sink)
+        sink.emit(AgentMessageChunk(text=f"Model: {handle.model}. Switch with /model <id>."))
+        return None
+
     def steer(self, handle: NativeSession, text: str) -> None:
         handle.steers.append(text)
 
-    def set_model(self, handle: NativeSession, model: str) -> None:
-        provider = infer_provider(model, self._environ)
-        pinned = handle.llm.get("baseUrl")  # a custom endpoint serves whatever it is asked
-        if provider and provider != handle.settings.provider and not pinned:
-            llm = {**handle.llm, "provider": provider, "model": model}
-            try:
-                handle.settings = resolve_settings(llm, self._environ)
-            except ProviderConfigError as exc:
-                raise EngineError(str(exc)) from exc
-            handle._provider = None
-        else:
-            handle.settings = replace(handle.settings, model=model)
+    def set_model(self, handle: NativeSession, model: str, *, reason: str = "set_model") -> None:
+        handle.switch_model(model, reason=reason)
 
     def set_mode(self, handle: NativeSession, mode: str) -> None:
         if mode not in MODES:
@@ -237,12 +319,21 @@ class NativeEngine:
             "mode": handle.permissions.mode,
         }
 
+    def snapshot(self, handle: NativeSession) -> dict[str, Any]:
+        return codec.native_snapshot(handle)
+
+    async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> NativeSession:
+        handle = await self.create_session(spec)
+        codec.apply_native_snapshot(handle, snapshot)
+        return handle
+
     async def abort(self, handle: NativeSession) -> None:
         return None
 
     async def close_session(self, handle: NativeSession) -> None:
         if self._jobs is not None:
             self._jobs.close_session(handle.spec.session_id)
+        await self._mcp.close(handle)
         log.debug(
             "session %s used %s (about $%.4f)",
             handle.spec.session_id,
@@ -253,11 +344,39 @@ class NativeEngine:
     async def dispose(self) -> None:
         if self._jobs is not None:
             self._jobs.close()
+        await self._mcp.dispose()
 
-    def _builtin_tools(self, config: dict[str, Any]) -> list[Tool]:
+    def _env(self) -> dict[str, str] | os._Environ[str]:
+        return os.environ if self._environ is None else self._environ
+
+    def _builtin_tools(self, config: dict[str, Any], skills: SkillCatalog) -> list[Tool]:
         from server.tools.registry import builtin_tools
         from server.tools.shell import BackgroundJobs
 
         if self._jobs is None:
             self._jobs = BackgroundJobs()
-        return builtin_tools(jobs=self._jobs, config=config)
+        return builtin_tools(jobs=self._jobs, config=config, skills=skills)
+
+    def _add_task_tools(self, session: NativeSession) -> None:
+        from server.tools.registry import disallowed
+        from server.tools.task import task_tools
+
+        off = disallowed(session.spec.config)
+        session.tools.update({n: t for n, t in task_tools(session).items() if n not in off})
+
+    def _profile(self, session: NativeSession, name: str) -> Profile:
+        assert session.delegation is not None
+        profile = session.delegation.registry.get(name)
+        if profile is None:
+            known = session.delegation.registry.names()
+            raise EngineError(f"unknown subagent profile {name!r}; profiles: {known}")
+        return profile
+
+    def _run_as(self, session: NativeSession, profile: Profile) -> None:
+        """A session started as a subagent profile: its tools, step cap, prompt and model."""
+        assert session.delegation is not None
+        session.tools = {n: t for n, t in session.tools.items() if profile.allows(n)}
+        session.max_steps = profile.max_steps
+        session.delegation.profile = profile
+        if profile.model and profile.model != "inherit":
+            session.switch_model(profile.model)

@@ -15,6 +15,7 @@ import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import attrs
@@ -33,7 +34,6 @@ from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
     Empty,
-    EngineInfo,
     EnginesListResult,
     Method,
     ModelsListResult,
@@ -43,6 +43,7 @@ from protocol.methods import (
     SteerResult,
 )
 from server import __version__
+from server.engines.registry import ENGINE_IDS, engine_infos
 from server.frontends.stdio import StdinChunks
 from server.providers.registry import PROVIDERS
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
@@ -124,9 +125,9 @@ def server_capabilities() -> dict[str, Any]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "version": __version__,
-        "engines": ["native"],
+        "engines": list(ENGINE_IDS),
         "providers": sorted(PROVIDERS),
-        "features": ["steer", "images", "permissions", "questions"],
+        "features": ["steer", "images", "permissions", "questions", "mcp"],
     }
 
 
@@ -267,7 +268,13 @@ class Handlers:
         self.service = service
 
     async def session_new(self, p):
-        return await self.service.new_session(p)
+        info = await self.service.new_session(p)
+        if p.mcp_servers:
+            from server.mcp.doors import attach_servers
+
+            servers = {name: c.to_wire() for name, c in p.mcp_servers.items()}
+            await attach_servers(self.service, info.session_id, servers)
+        return info
 
     async def session_prompt(self, p):
         return await self.service.prompt(p)
@@ -292,18 +299,42 @@ class Handlers:
         await self.service.close(p.session_id)
         return Empty()
 
+    async def session_load(self, p):
+        return await self.service.load(p.session_id)
+
+    async def session_list(self, p):
+        return await self.service.list(p.cwd, p.cursor, p.limit or 50)
+
+    async def session_search(self, p):
+        return await self.service.search(p.query, p.limit or 20)
+
     async def models_list(self, p):
         from server.providers.catalog import models_for
 
         return ModelsListResult(models=models_for(p.provider))
 
     async def engines_list(self, p):
-        return EnginesListResult(
-            engines=[
-                EngineInfo(id=e, name=e, available=True, description="agentls's own agent loop")
-                for e in self.service.engines
-            ]
-        )
+        return EnginesListResult(engines=engine_infos(self.service.engines))
+
+    async def skills_list(self, p):
+        from server.skills import list_skills
+
+        session = self.service.get(p.session_id) if p.session_id else None
+        cwd = session.cwd if session else Path(p.cwd)
+        return list_skills(cwd, getattr(session and session.handle, "skills", None))
+
+    async def subagents_list(self, p):
+        from server.agent.subagents import list_subagents
+
+        session = self.service.get(p.session_id) if p.session_id else None
+        cwd = session.cwd if session else Path(p.cwd)
+        delegation = getattr(session and session.handle, "delegation", None)
+        return list_subagents(cwd, delegation.registry if delegation else None)
+
+    async def mcp_list(self, p):
+        from server.mcp.doors import mcp_list
+
+        return await mcp_list(self.service, p)
 
 
 def handler_name(method: Method) -> str:

@@ -54,6 +54,10 @@ class StreamJsonOptions:
     cwd: Path = field(default_factory=Path.cwd)
     mode: str | None = None
     model: str | None = None
+    resume: str | None = None
+    """`--resume ID`: continue that stored session."""
+    continue_session: bool = False
+    """`--continue`: continue the most recent stored session of `cwd`."""
 
 
 class StreamJsonDoor:
@@ -196,10 +200,22 @@ class StreamJsonDoor:
         return self.finish()
 
     async def open_session(self) -> None:
-        params = NewSessionParams(
-            cwd=str(self.options.cwd), mode=self.options.mode, model=self.options.model
-        )
-        info = await self.service.new_session(params, session_id=self.options.session_id)
+        resume = self.options.resume
+        if resume is None and self.options.continue_session:
+            recent = await self.service.list(str(self.options.cwd), None, 1)
+            resume = recent.data[0].session_id if recent.data else None
+        if resume is None:
+            params = NewSessionParams(
+                cwd=str(self.options.cwd), mode=self.options.mode, model=self.options.model
+            )
+            info = await self.service.new_session(params, session_id=self.options.session_id)
+        else:
+            info = await self.service.load(resume)
+            if self.options.model:
+                self.service.set_model(resume, self.options.model)
+            if self.options.mode:
+                self.service.set_mode(resume, self.options.mode)
+            info = self.service.describe(self.service.get(resume))
         self.session_id, self.model = info.session_id, info.model
 
     async def read_stdin(self, stdin: BinaryIO) -> None:
@@ -278,6 +294,7 @@ class StreamJsonDoor:
 
     def control(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
         if subtype == "initialize":
+            session = self.service.get(self.session_id)
             models = [
                 {"value": m.model_id, "displayName": m.name, "description": m.provider}
                 for m in self.service.describe(
@@ -285,9 +302,14 @@ class StreamJsonDoor:
                 ).models.available_models
             ]
             return {
-                "commands": [],
+                "commands": [
+                    {"name": c.name, "description": c.description, "argumentHint": ""}
+                    for c in slash_commands(session)
+                ],
                 "models": models,
-                "agents": [],
+                "agents": [
+                    {"name": p.name, "description": p.description} for p in agent_profiles(session)
+                ],
                 "output_style": "default",
                 "available_output_styles": ["default"],
                 "pid": os.getpid(),
@@ -304,7 +326,9 @@ class StreamJsonDoor:
             self.model = model
             return {}
         if subtype == "mcp_status":
-            return {"mcpServers": []}
+            from server.mcp.doors import claude_statuses
+
+            return {"mcpServers": claude_statuses(self.service.get(self.session_id), detailed=True)}
         return None
 
     # -- turns ---------------------------------------------------------------------------
@@ -325,15 +349,15 @@ class StreamJsonDoor:
                 "cwd": str(session.cwd),
                 "session_id": self.session_id,
                 "tools": tool_names(session),
-                "mcp_servers": [],
+                "mcp_servers": mcp_servers(session),
                 "model": info.model,
                 "permissionMode": info.modes.current_mode_id,
-                "slash_commands": [],
+                "slash_commands": [c.name for c in slash_commands(session)],
                 "apiKeySource": "none",
                 "claude_code_version": DIALECT_VERSION,
                 "output_style": "default",
-                "agents": [],
-                "skills": [],
+                "agents": [p.name for p in agent_profiles(session)],
+                "skills": skill_names(session),
                 "plugins": [],
                 "uuid": new_uuid(),
             }
@@ -368,6 +392,39 @@ class StreamJsonDoor:
                 print(f"agentls: {result['subtype']}: {text}", file=sys.stderr)
         self.stdout.flush()
         return 1 if result["is_error"] else 0
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+
+
+def slash_commands(session: Any) -> list[Command]:
+    """`/model` and the user-invocable skills of a native session (other engines: none)."""
+    skills = getattr(session.handle, "skills", None)
+    if skills is None:
+        return []
+    model = Command("model", "Switch the model: /model <id> [prompt]")
+    return [model, *(Command(s.name, s.description) for s in skills.commands())]
+
+
+def skill_names(session: Any) -> list[str]:
+    skills = getattr(session.handle, "skills", None)
+    return [s.name for s in skills.skills] if skills else []
+
+
+def agent_profiles(session: Any) -> list[Any]:
+    delegation = getattr(session.handle, "delegation", None)
+    return delegation.registry.profiles if delegation else []
+
+
+def mcp_servers(session: Any) -> list[dict[str, Any]]:
+    if getattr(session.handle, "mcp", None) is None:
+        return []
+    from server.mcp.doors import claude_statuses
+
+    return claude_statuses(session)
 
 
 def tool_names(session: Any) -> list[str]:

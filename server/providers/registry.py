@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +171,25 @@ def _env_url(info: ProviderInfo, env: Mapping[str, str]) -> str | None:
     if url and info.id == "ollama" and "://" not in url:
         url = "http://" + url  # OLLAMA_HOST is often host:port
     return url or None
+
+
+SDK_MODULES = {"anthropic": "anthropic", "openai": "openai"}
+"""Wire module -> the SDK it imports (seconds of import time on a small machine)."""
+
+
+def prefetch(settings: ProviderSettings) -> None:
+    """Import the provider's SDK on a background thread, so the first prompt of a new session
+    does not wait for it (the user is still typing)."""
+    sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
+    if sdk and sdk not in sys.modules:
+        threading.Thread(target=_import_quietly, args=(sdk,), daemon=True).start()
+
+
+def _import_quietly(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except Exception:  # the real import on first use reports the problem
+        pass
 
 
 def create_provider(settings: ProviderSettings) -> Provider:

@@ -3,6 +3,10 @@
 Every turn ends with exactly one terminal: `completed`, `aborted` (cancel), `failed` (error) or
 `timed_out` (deadline). Events carry a per-session `seq`; anything a turn produces after its
 terminal is dropped. Front doors call this service and translate; they hold no turn logic.
+
+With a store, every event is journaled and traced as it is sent (`_send`), the prompt at turn
+start, the engine's snapshot at each terminal; `load` brings a stored session back and replays
+what the user saw.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,18 +53,15 @@ from server.engines.base import (
 )
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
+from server.sessions.errors import ServiceError
+from server.sessions.persist import Recorder
+from server.sessions.recording import TraceTarget, tracing, using_store
+from server.sessions.store import Store
+from server.sessions.stored import StoredSessions
 
 log = logging.getLogger(__name__)
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-
-
-class ServiceError(Exception):
-    """An error the front door reports to the client with `code`."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ class TurnSinkImpl:
         result = await channel.request_permission(params)
         outcome = result.outcome.option_id or result.outcome.outcome
         self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id, outcome=outcome))
+        self._service._trace(self._session, self._turn, "permission", params, result)
         return result
 
     async def ask_question(self, questions: list[Question], *, timeout: float) -> AskQuestionResult:
@@ -150,49 +153,46 @@ class TurnSinkImpl:
         self.emit(
             QuestionNote(questions=wire, outcome="declined" if result.declined else "answered")
         )
+        self._service._trace(self._session, self._turn, "question", params, result)
         return result
 
 
-class SessionService:
+class SessionService(StoredSessions):
+    """Owns sessions and their turns. With a `store` (which it closes in `close_all`) sessions
+    are persisted and can be loaded, listed and searched."""
+
     def __init__(
         self,
         engines: dict[str, EngineDriver],
         channel: ClientChannel,
         *,
         flags: dict[str, Any] | None = None,
+        store: Store | None = None,
     ):
         self.engines = engines
         self.channel = channel
         self.flags = flags or {}
         self.sessions: dict[str, Session] = {}
+        self.store = store
+        self.recorder = Recorder(store) if store else None
+        self._restoring = anyio.Lock()
 
     # -- sessions -----------------------------------------------------------------------------
 
     async def new_session(
         self, params: NewSessionParams, *, session_id: str | None = None
     ) -> SessionInfoResult:
-        cwd = Path(params.cwd)
-        if not cwd.is_absolute() or not cwd.is_dir():
-            raise ServiceError(
-                errors.INVALID_PARAMS, f"cwd must be an existing absolute directory: {params.cwd}"
-            )
+        cwd = self._workspace(params.cwd)
         overrides: dict[str, Any] = {"llm": {}}
         if params.provider:
             overrides["llm"]["provider"] = params.provider
         if params.model:
             overrides["llm"]["model"] = params.model
-        try:
-            config = deep_merge(load_config(cwd, flags=self.flags), overrides)
-        except ConfigError as exc:
-            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
-        engine_id = params.engine or config.get("engine") or "native"
-        engine = self.engines.get(engine_id)
-        if engine is None:
-            known = ", ".join(sorted(self.engines))
-            raise ServiceError(
-                errors.ENGINE_UNAVAILABLE, f"unknown engine {engine_id!r}; available: {known}"
-            )
-        if session_id in self.sessions:
+        config = self._config(cwd, overrides)
+        engine = self._engine(params.engine or config.get("engine") or "native")
+        if session_id in self.sessions or (
+            session_id and self.recorder and await self.recorder.exists(session_id)
+        ):
             raise ServiceError(errors.INVALID_PARAMS, f"session {session_id} already exists")
         session_id = session_id or f"sess_{uuid.uuid4().hex[:16]}"
         mode = params.mode or config.get("permissions", {}).get("mode", "default")
@@ -200,12 +200,44 @@ class SessionService:
             session_id=session_id, cwd=cwd, config=config, mode=mode, subagent=params.subagent
         )
         try:
-            handle = await engine.create_session(spec)
+            with using_store(self.store):
+                handle = await engine.create_session(spec)
         except EngineError as exc:
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
+        session = self._adopt(session_id, cwd, config, engine, handle)
+        if self.recorder:
+            self.recorder.created(session, params.subagent)
+        return self.describe(session)
+
+    def _adopt(
+        self, session_id: str, cwd: Path, config: dict[str, Any], engine: EngineDriver, handle: Any
+    ) -> Session:
         session = Session(session_id, cwd, config, engine, handle)
         self.sessions[session_id] = session
-        return self.describe(session)
+        return session
+
+    def _workspace(self, cwd: str) -> Path:
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise ServiceError(
+                errors.INVALID_PARAMS, f"cwd must be an existing absolute directory: {cwd}"
+            )
+        return path
+
+    def _config(self, cwd: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return deep_merge(load_config(cwd, flags=self.flags), overrides)
+        except ConfigError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+
+    def _engine(self, engine_id: str) -> EngineDriver:
+        engine = self.engines.get(engine_id)
+        if engine is None:
+            known = ", ".join(sorted(self.engines))
+            raise ServiceError(
+                errors.ENGINE_UNAVAILABLE, f"unknown engine {engine_id!r}; available: {known}"
+            )
+        return engine
 
     def describe(self, session: Session) -> SessionInfoResult:
         state = session.engine.describe(session.handle)
@@ -239,11 +271,13 @@ class SessionService:
         await session.engine.close_session(session.handle)
 
     async def close_all(self) -> None:
-        """Close every session and dispose the engines (server shutdown)."""
+        """Close every session, dispose the engines and close the store (server shutdown)."""
         for session_id in list(self.sessions):
             await self.close(session_id)
         for engine in self.engines.values():
             await engine.dispose()
+        if self.store is not None:
+            await self.store.aclose()
 
     def set_model(self, session_id: str, model: str) -> None:
         session = self.get(session_id)
@@ -251,6 +285,8 @@ class SessionService:
             session.engine.set_model(session.handle, model)
         except EngineError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+        if self.recorder:
+            self.recorder.state_changed(session)
 
     def set_mode(self, session_id: str, mode: str) -> None:
         session = self.get(session_id)
@@ -258,6 +294,8 @@ class SessionService:
             session.engine.set_mode(session.handle, mode)
         except EngineError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+        if self.recorder:
+            self.recorder.state_changed(session)
 
     # -- turns --------------------------------------------------------------------------------
 
@@ -271,7 +309,11 @@ class SessionService:
         turn = Turn(id=f"turn_{uuid.uuid4().hex[:12]}")
         session.turn = turn
         try:
+            if self.recorder:
+                self.recorder.turn_started(session, turn, params, self.channel.capabilities)
             result = await self._run(session, turn, params)
+            if self.recorder:
+                await self.recorder.turn_ended(session, turn, result)
         finally:
             session.turn = None
             session.updated_at = time.time()
@@ -282,7 +324,7 @@ class SessionService:
         deadline = float(session.config.get("turnTimeout") or 1800)
         outcome: TurnOutcome | None = None
         error: str | None = None
-        with anyio.CancelScope() as scope:
+        with anyio.CancelScope() as scope, self._tracing(session, turn):
             turn.scope = scope
             with anyio.move_on_after(deadline) as deadline_scope:
                 try:
@@ -311,6 +353,11 @@ class SessionService:
             turn_id=turn.id, terminal=terminal, stop_reason=stop, usage=usage, error=error
         )
 
+    def _tracing(self, session: Session, turn: Turn) -> AbstractContextManager[None]:
+        if self.store is None:
+            return nullcontext()
+        return tracing(TraceTarget(self.store, session.id, turn.id))
+
     def cancel(self, session_id: str) -> None:
         session = self.sessions.get(session_id)
         if session is None or session.turn is None or session.turn.scope is None:
@@ -323,17 +370,32 @@ class SessionService:
             raise ServiceError(
                 errors.INVALID_PARAMS, "no turn is running; send session/prompt instead"
             )
-        session.engine.steer(session.handle, text)
+        try:
+            session.engine.steer(session.handle, text)
+        except EngineError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
 
     def _send(self, session: Session, turn: Turn, update: SessionUpdateKind) -> None:
+        """Every event of a turn passes here: delivered to the client, then recorded."""
+        seq = self._deliver(session, turn.id, update)
+        if self.recorder:
+            self.recorder.update(session, turn.id, seq, update)
+
+    def _deliver(self, session: Session, turn_id: str, update: SessionUpdateKind) -> int:
         session.seq += 1
         params = SessionUpdateParams(
-            session_id=session.id, turn_id=turn.id, seq=session.seq, update=update
+            session_id=session.id, turn_id=turn_id, seq=session.seq, update=update
         )
         try:
             self.channel.send_update(params)
         except Exception:
             log.exception("could not deliver an update for session %s", session.id)
+        return session.seq
+
+    def _trace(self, session: Session, turn: Turn, kind: str, request: Any, result: Any) -> None:
+        if self.recorder and turn.live:
+            data = {"request": request.to_wire(), "result": result.to_wire()}
+            self.recorder.trace(session, turn.id, kind, data)
 
 
 class BadPrompt(Exception):

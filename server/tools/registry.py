@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ask import AskUserQuestion
 from .base import Tool
@@ -11,9 +11,14 @@ from .files import EditFile, ListDir, ReadFile, WriteFile
 from .git import Git
 from .hashed import EditFileHashed
 from .search import Glob, Grep
+from .sessions import session_tools
 from .shell import BackgroundJobs, Bash, BashOutput, KillBash
+from .skill import SkillTool
 from .todo import TodoWrite
 from .web_fetch import web_tools
+
+if TYPE_CHECKING:
+    from server.skills import SkillCatalog
 
 # Our tool names as Claude Code clients know them (allowedTools, can_use_tool, frames).
 CLAUDE_CODE_NAMES = {
@@ -33,6 +38,7 @@ CLAUDE_CODE_NAMES = {
     "web_fetch": "WebFetch",
     "web_search": "WebSearch",
     "task": "Task",
+    "task_output": "TaskOutput",
     "skill": "Skill",
 }
 OUR_NAMES = {v: k for k, v in CLAUDE_CODE_NAMES.items()}
@@ -43,14 +49,22 @@ def canonical_name(name: str) -> str:
     return OUR_NAMES.get(name, name)
 
 
+def disallowed(config: dict[str, Any] | None) -> set[str]:
+    """Our names of the tools `tools.disallowed` in the config switches off."""
+    return {canonical_name(n) for n in ((config or {}).get("tools") or {}).get("disallowed", [])}
+
+
 def builtin_tools(
-    *, jobs: BackgroundJobs | None = None, config: dict[str, Any] | None = None
+    *,
+    jobs: BackgroundJobs | None = None,
+    config: dict[str, Any] | None = None,
+    skills: SkillCatalog | None = None,
 ) -> list[Tool]:
     """One instance of each built-in tool the config enables, minus `tools.disallowed`; the
-    shell tools share `jobs` (default: `shell.JOBS`)."""
+    shell tools share `jobs` (default: `shell.JOBS`); `skill` comes with a skill catalog. The
+    `task` tools are bound to their session and added by the engine."""
     config = config or {}
-    disallowed = {canonical_name(n) for n in (config.get("tools") or {}).get("disallowed", [])}
-    tools = [
+    tools: list[Tool] = [
         ReadFile(),
         WriteFile(),
         EditFile(),
@@ -65,8 +79,11 @@ def builtin_tools(
         TodoWrite(),
         AskUserQuestion(),
         *web_tools(config),
+        *session_tools(),
+        *([SkillTool(skills)] if skills is not None else []),
     ]
-    return [t for t in tools if t.name not in disallowed]
+    off = disallowed(config)
+    return [t for t in tools if t.name not in off]
 
 
 def tools_by_name(tools: Iterable[Tool] | None = None) -> dict[str, Tool]:

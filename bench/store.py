@@ -1,0 +1,142 @@
+"""Session store cost: event-stream throughput through the session service with persistence
+on vs off, database bytes per 1,000 events, and what persistence adds to each turn (the
+snapshot and the flush at the terminal), measured on short turns.
+
+An in-process engine streams a realistic mix (message and thought chunks, tool cards with
+output, step ends) as fast as it can; the channel serializes each update as a front door would.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from protocol.methods import NewSessionParams, PromptParams
+from protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    StepFinish,
+    ToolCall,
+    ToolCallUpdate,
+    Usage,
+)
+from server.engines.base import EngineCapabilities, TurnOutcome
+from server.providers.messages import Usage as ModelUsage
+from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.store import Store
+
+SIZES = {"tiny": (2, 500, 5), "full": (20, 5000, 200)}
+"""size -> (long turns, events per long turn, short turns of 20 events)"""
+
+
+class NullChannel:
+    capabilities = ClientCapabilities()
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def send_update(self, params) -> None:
+        self.bytes += len(json.dumps(params.to_wire()))
+
+
+def events(count: int):
+    for i in range(count):
+        slot = i % 100
+        if slot < 90:
+            yield AgentMessageChunk(text=f"token{i} and some more words here ")
+        elif slot < 94:
+            yield AgentThoughtChunk(text=f"thinking about step {i} ")
+        elif slot in (94, 96):
+            yield ToolCall(
+                tool_call_id=f"c{i}",
+                name="read_file",
+                title=f"Read src/module_{i}.py",
+                tool_kind="read",
+                input={"path": f"src/module_{i}.py"},
+            )
+        elif slot in (95, 97):
+            yield ToolCallUpdate(tool_call_id=f"c{i - 1}", status="completed", output="x" * 500)
+        else:
+            yield StepFinish(step=i, finish_reason="tool_use", usage=Usage())
+
+
+class StreamingEngine:
+    """Emits `per_turn` updates per turn, yielding to the event loop now and then."""
+
+    id = "native"
+    capabilities = EngineCapabilities()
+
+    def __init__(self, per_turn: int):
+        self.per_turn = per_turn
+
+    async def create_session(self, spec):
+        return spec
+
+    def describe(self, handle):
+        return {"provider": "bench", "model": "bench", "mode": "default"}
+
+    def snapshot(self, handle):
+        return {"provider": "bench", "model": "bench", "mode": "default", "history": []}
+
+    async def run_turn(self, handle, turn, sink):
+        for n, update in enumerate(events(self.per_turn)):
+            sink.emit(update)
+            if n % 50 == 0:
+                await anyio.lowlevel.checkpoint()
+        return TurnOutcome("end_turn", ModelUsage(1, 1))
+
+    async def close_session(self, handle):
+        pass
+
+    async def dispose(self):
+        pass
+
+
+async def stream(home: Path, turns: int, per_turn: int, store: Store | None) -> float:
+    service = SessionService({"native": StreamingEngine(per_turn)}, NullChannel(), store=store)
+    info = await service.new_session(NewSessionParams(cwd=str(home)))
+    prompt = {"sessionId": info.session_id, "prompt": [{"type": "text", "text": "go"}]}
+    started = time.perf_counter()
+    for _ in range(turns):
+        await service.prompt(PromptParams.model_validate(prompt))
+    elapsed = time.perf_counter() - started
+    await service.close_all()
+    return elapsed
+
+
+def db_bytes(path: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def run(size: str = "full") -> dict[str, float]:
+    turns, per_turn, short = SIZES[size]
+    total = turns * per_turn
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        off = anyio.run(stream, home, turns, per_turn, None)
+        db = home / "sessions.db"
+        on = anyio.run(stream, home, turns, per_turn, Store(db))
+        size_bytes = db_bytes(db)
+        short_off = anyio.run(stream, home, short, 20, None)
+        short_on = anyio.run(stream, home, short, 20, Store(home / "short.db"))
+    return {
+        "events_per_s_store_off": total / off,
+        "events_per_s_store_on": total / on,
+        "throughput_ratio_on_off": off / on,
+        "db_bytes_per_1000_events": size_bytes / total * 1000,
+        "turn_overhead_ms": max(0.0, short_on - short_off) / short * 1000,
+    }
+
+
+if __name__ == "__main__":
+    for key, value in run().items():
+        print(f"{key:<28} {value:12.3f}")

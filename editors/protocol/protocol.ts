@@ -1,0 +1,1092 @@
+/* Generated from protocol/schema/agentls.schema.json by editors/protocol/generate.mjs; do not edit.
+ * Regenerate with `npm --prefix editors run gen:protocol` (after `python -m protocol.schema`). */
+
+export const PROTOCOL_VERSION = 1;
+
+
+export interface AgentlsWireTypes {
+  AgentMessageChunk?: AgentMessageChunk;
+  AgentThoughtChunk?: AgentThoughtChunk;
+  AskQuestionParams?: AskQuestionParams;
+  AskQuestionResult?: AskQuestionResult;
+  CatalogWarning?: CatalogWarning;
+  Compaction?: Compaction;
+  Diff?: Diff;
+  Empty?: Empty;
+  EngineInfo?: EngineInfo;
+  EnginesListResult?: EnginesListResult;
+  ImageContent?: ImageContent;
+  ListSessionsParams?: ListSessionsParams;
+  ListSessionsResult?: ListSessionsResult;
+  Location?: Location;
+  McpImplementation?: McpImplementation;
+  McpListParams?: McpListParams;
+  McpListResult?: McpListResult;
+  McpServerConfig?: McpServerConfig;
+  McpServerInfo?: McpServerInfo;
+  McpStatus?: McpStatus;
+  McpToolInfo?: McpToolInfo;
+  ModeInfo?: ModeInfo;
+  ModeState?: ModeState;
+  ModelInfo?: ModelInfo;
+  ModelState?: ModelState;
+  ModelSwitched?: ModelSwitched;
+  ModelsListParams?: ModelsListParams;
+  ModelsListResult?: ModelsListResult;
+  NewSessionParams?: NewSessionParams;
+  PermissionNote?: PermissionNote;
+  PermissionOption?: PermissionOption;
+  PermissionOutcome?: PermissionOutcome;
+  Plan?: Plan;
+  PlanEntry?: PlanEntry;
+  PromptOptions?: PromptOptions;
+  PromptParams?: PromptParams;
+  PromptResult?: PromptResult;
+  Question?: Question;
+  QuestionNote?: QuestionNote;
+  QuestionOption?: QuestionOption;
+  RequestPermissionParams?: RequestPermissionParams;
+  RequestPermissionResult?: RequestPermissionResult;
+  ResourceLink?: ResourceLink;
+  SearchHit?: SearchHit;
+  SearchSessionsParams?: SearchSessionsParams;
+  SearchSessionsResult?: SearchSessionsResult;
+  SessionInfoResult?: SessionInfoResult;
+  SessionRef?: SessionRef;
+  SessionSummary?: SessionSummary;
+  SessionUpdateParams?: SessionUpdateParams;
+  SetModeParams?: SetModeParams;
+  SetModelParams?: SetModelParams;
+  SkillInfo?: SkillInfo;
+  SkillsListParams?: SkillsListParams;
+  SkillsListResult?: SkillsListResult;
+  SteerParams?: SteerParams;
+  SteerResult?: SteerResult;
+  StepFinish?: StepFinish;
+  StreamRetry?: StreamRetry;
+  SubagentInfo?: SubagentInfo;
+  SubagentUpdate?: SubagentUpdate;
+  SubagentsListParams?: SubagentsListParams;
+  SubagentsListResult?: SubagentsListResult;
+  TextContent?: TextContent;
+  ToolCall?: ToolCall;
+  ToolCallRef?: ToolCallRef;
+  ToolCallUpdate?: ToolCallUpdate;
+  TurnEnd?: TurnEnd;
+  Usage?: Usage;
+  UserMessageChunk?: UserMessageChunk;
+}
+/**
+ * A piece of the assistant's answer, streamed.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AgentMessageChunk".
+ */
+export interface AgentMessageChunk {
+  kind: "agent_message_chunk";
+  text: string;
+}
+/**
+ * A piece of the model's visible thinking, streamed.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AgentThoughtChunk".
+ */
+export interface AgentThoughtChunk {
+  kind: "agent_thought_chunk";
+  text: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AskQuestionParams".
+ */
+export interface AskQuestionParams {
+  questions: Question[];
+  sessionId: string;
+  turnId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Question".
+ */
+export interface Question {
+  header?: string | null;
+  multiSelect?: boolean;
+  options: QuestionOption[];
+  question: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "QuestionOption".
+ */
+export interface QuestionOption {
+  description?: string | null;
+  label: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AskQuestionResult".
+ */
+export interface AskQuestionResult {
+  /**
+   * Keyed by question text; a list for multi-select questions.
+   */
+  answers?: {
+    [k: string]: string | string[];
+  } | null;
+  declined?: boolean | null;
+}
+/**
+ * A skill or subagent profile file that was skipped, and why.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "CatalogWarning".
+ */
+export interface CatalogWarning {
+  message: string;
+  path: string;
+}
+/**
+ * History was compacted to fit the context window (token estimates).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Compaction".
+ */
+export interface Compaction {
+  after: number;
+  before: number;
+  kind: "compaction";
+}
+/**
+ * A whole-file change made by an edit tool.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Diff".
+ */
+export interface Diff {
+  newText: string;
+  /**
+   * None when the file was created.
+   */
+  oldText?: string | null;
+  path: string;
+}
+/**
+ * No fields.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Empty".
+ */
+export interface Empty {}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "EngineInfo".
+ */
+export interface EngineInfo {
+  available: boolean;
+  /**
+   * What the engine supports: images, thinking, steer, permissions, questions.
+   */
+  capabilities?: {
+    [k: string]: boolean;
+  } | null;
+  description: string;
+  id: string;
+  name: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "EnginesListResult".
+ */
+export interface EnginesListResult {
+  engines: EngineInfo[];
+}
+/**
+ * An attached image, base64 encoded.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ImageContent".
+ */
+export interface ImageContent {
+  /**
+   * Base64 data without the `data:` prefix.
+   */
+  data: string;
+  /**
+   * image/png, image/jpeg, image/gif or image/webp.
+   */
+  mimeType: string;
+  type: "image";
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ListSessionsParams".
+ */
+export interface ListSessionsParams {
+  /**
+   * `nextCursor` of the previous page.
+   */
+  cursor?: string | null;
+  /**
+   * Only sessions whose workspace is this directory; all sessions when absent.
+   */
+  cwd?: string | null;
+  /**
+   * Page size (default 50).
+   */
+  limit?: number | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ListSessionsResult".
+ */
+export interface ListSessionsResult {
+  /**
+   * Newest first.
+   */
+  data: SessionSummary[];
+  /**
+   * Pass as `cursor` for the next page; absent on the last page.
+   */
+  nextCursor?: string | null;
+}
+/**
+ * A stored session, for pickers.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+  cwd: string;
+  sessionId: string;
+  /**
+   * Derived from the session's first prompt.
+   */
+  title: string;
+  /**
+   * When the session last started or finished a turn (ISO 8601, UTC).
+   */
+  updatedAt: string;
+}
+/**
+ * A file (and optionally a line) a tool call touches, for follow-along in the editor.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Location".
+ */
+export interface Location {
+  line?: number | null;
+  path: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpImplementation".
+ */
+export interface McpImplementation {
+  name: string;
+  version: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpListParams".
+ */
+export interface McpListParams {
+  /**
+   * An absolute workspace directory, when there is no session yet.
+   */
+  cwd?: string | null;
+  /**
+   * The session's workspace, as its engine sees it.
+   */
+  sessionId?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpListResult".
+ */
+export interface McpListResult {
+  /**
+   * Sorted by name.
+   */
+  servers: McpServerInfo[];
+}
+/**
+ * An MCP server of a workspace or session, for the editor's MCP panel.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  /**
+   * Why it failed, or what to do to start it.
+   */
+  error?: string | null;
+  name: string;
+  /**
+   * Name and version the server gave when it connected.
+   */
+  serverInfo?: McpImplementation | null;
+  /**
+   * `user`: the user config or `--mcp-config`; `project`: `.mcp.json` or the project config;
+   * `client`: `session/new`.
+   */
+  source: "user" | "project" | "client";
+  status: "starting" | "connected" | "failed" | "stopped" | "disabled" | "untrusted" | "configured";
+  tools?: McpToolInfo[];
+  transport: "stdio" | "http";
+}
+/**
+ * A tool an MCP server gives the session.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpToolInfo".
+ */
+export interface McpToolInfo {
+  description?: string | null;
+  /**
+   * As the model calls it (and as permission rules name it): `mcp__<server>__<tool>`.
+   */
+  name: string;
+  title?: string | null;
+  /**
+   * The server's own name for it.
+   */
+  tool: string;
+}
+/**
+ * How to start or reach an MCP server: a command (stdio) or a URL (streamable HTTP). The
+ * shape of an entry of Claude Code's `.mcp.json`.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerConfig".
+ */
+export interface McpServerConfig {
+  args?: string[] | null;
+  command?: string | null;
+  /**
+   * The server's working directory (default: the session's workspace).
+   */
+  cwd?: string | null;
+  /**
+   * Set for the server on top of a minimal environment (HOME, PATH, ...): API keys of the
+   * agent are not passed on unless listed here.
+   */
+  env?: {
+    [k: string]: string;
+  } | null;
+  headers?: {
+    [k: string]: string;
+  } | null;
+  /**
+   * Seconds to connect, initialize and list tools (default 30).
+   */
+  startupTimeout?: number | null;
+  /**
+   * Seconds one tool call may take (default 600).
+   */
+  toolTimeout?: number | null;
+  /**
+   * Inferred when absent: `http` with a `url`, else `stdio`.
+   */
+  type?: ("stdio" | "http") | null;
+  url?: string | null;
+}
+/**
+ * An MCP server of the session: its state at the session's first turn, then every change
+ * (a crash mid-session, a stop).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpStatus".
+ */
+export interface McpStatus {
+  /**
+   * Why it failed or is not started.
+   */
+  error?: string | null;
+  kind: "mcp_status";
+  /**
+   * The server's configured name.
+   */
+  server: string;
+  status: "starting" | "connected" | "failed" | "stopped" | "disabled" | "untrusted" | "configured";
+  /**
+   * How many tools it gives the session, when connected.
+   */
+  tools?: number | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModeInfo".
+ */
+export interface ModeInfo {
+  description: string;
+  id: "default" | "plan" | "acceptEdits" | "bypassPermissions";
+  name: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModeState".
+ */
+export interface ModeState {
+  availableModes: ModeInfo[];
+  currentModeId: "default" | "plan" | "acceptEdits" | "bypassPermissions";
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  contextWindow?: number | null;
+  modelId: string;
+  name: string;
+  provider: string;
+  vision?: boolean;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModelState".
+ */
+export interface ModelState {
+  availableModels: ModelInfo[];
+  currentModelId: string;
+}
+/**
+ * The session moved to another model (vision routing, set_model).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModelSwitched".
+ */
+export interface ModelSwitched {
+  kind: "model_switched";
+  model: string;
+  reason: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModelsListParams".
+ */
+export interface ModelsListParams {
+  provider?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModelsListResult".
+ */
+export interface ModelsListResult {
+  models: ModelInfo[];
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "NewSessionParams".
+ */
+export interface NewSessionParams {
+  /**
+   * Absolute path of the workspace the agent works in.
+   */
+  cwd: string;
+  engine?: string | null;
+  /**
+   * MCP servers for this session, by name, on top of the configured ones (a name here
+   * replaces a configured server of that name). Their tools are `mcp__<name>__<tool>`.
+   */
+  mcpServers?: {
+    [k: string]: McpServerConfig;
+  } | null;
+  mode?: ("default" | "plan" | "acceptEdits" | "bypassPermissions") | null;
+  model?: string | null;
+  provider?: string | null;
+  /**
+   * Run the session as this subagent profile.
+   */
+  subagent?: string | null;
+}
+/**
+ * Mirror of a `session/request_permission` request and its outcome.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PermissionNote".
+ */
+export interface PermissionNote {
+  kind: "permission";
+  outcome?: string | null;
+  toolCallId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PermissionOption".
+ */
+export interface PermissionOption {
+  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  name: string;
+  optionId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PermissionOutcome".
+ */
+export interface PermissionOutcome {
+  optionId?: string | null;
+  outcome: "selected" | "cancelled";
+}
+/**
+ * The agent's todo list, replaced whole on every change.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Plan".
+ */
+export interface Plan {
+  entries: PlanEntry[];
+  kind: "plan";
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PlanEntry".
+ */
+export interface PlanEntry {
+  content: string;
+  id: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PromptOptions".
+ */
+export interface PromptOptions {
+  /**
+   * Use this model for this turn and the ones after it.
+   */
+  model?: string | null;
+  think?: ("think" | "hard" | "ultra") | boolean | null;
+  thinkingBudget?: number | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PromptParams".
+ */
+export interface PromptParams {
+  options?: PromptOptions | null;
+  /**
+   * @minItems 1
+   */
+  prompt: [
+    TextContent | ImageContent | ResourceLink,
+    ...(TextContent | ImageContent | ResourceLink)[]
+  ];
+  sessionId: string;
+}
+/**
+ * Plain text typed by the user.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+  text: string;
+  type: "text";
+}
+/**
+ * A reference to a file the user attached by path or URI.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ResourceLink".
+ */
+export interface ResourceLink {
+  name?: string | null;
+  type: "resource_link";
+  uri: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "PromptResult".
+ */
+export interface PromptResult {
+  error?: string | null;
+  stopReason:
+    "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
+  terminal: "completed" | "aborted" | "failed" | "timed_out";
+  turnId: string;
+  usage: Usage;
+}
+/**
+ * Token counts, summed over the model calls they cover.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+/**
+ * Mirror of a `session/ask_question` request and its outcome, for logs and observers.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "QuestionNote".
+ */
+export interface QuestionNote {
+  kind: "question";
+  outcome?: string | null;
+  questions: {
+    [k: string]: unknown;
+  }[];
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "RequestPermissionParams".
+ */
+export interface RequestPermissionParams {
+  options: PermissionOption[];
+  sessionId: string;
+  toolCall: ToolCallRef;
+  turnId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCallRef".
+ */
+export interface ToolCallRef {
+  input: {
+    [k: string]: unknown;
+  };
+  name: string;
+  /**
+   * Why the user is being asked (e.g. "runs rm -rf", "path outside the workspace").
+   */
+  reason?: string | null;
+  title: string;
+  toolCallId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "RequestPermissionResult".
+ */
+export interface RequestPermissionResult {
+  /**
+   * When rejecting: the reason, passed on to the model.
+   */
+  message?: string | null;
+  outcome: PermissionOutcome;
+  /**
+   * When allowing: run the tool with this input instead of the one requested.
+   */
+  updatedInput?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * One journal entry that matches, best match first.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SearchHit".
+ */
+export interface SearchHit {
+  /**
+   * Whose text matched: `user`, `assistant`, `thinking`, `tool` or `plan`.
+   */
+  role: string;
+  sessionId: string;
+  /**
+   * The matching passage; matched terms are wrapped in `**`, cuts marked with `…`.
+   */
+  snippet: string;
+  /**
+   * When the entry was recorded (ISO 8601, UTC).
+   */
+  timestamp: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SearchSessionsParams".
+ */
+export interface SearchSessionsParams {
+  /**
+   * Most hits returned (default 20).
+   */
+  limit?: number | null;
+  /**
+   * FTS5 query (words, "phrases", prefix*, AND/OR/NOT); plain text works too.
+   */
+  query: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SearchSessionsResult".
+ */
+export interface SearchSessionsResult {
+  hits: SearchHit[];
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SessionInfoResult".
+ */
+export interface SessionInfoResult {
+  engine: string;
+  model: string;
+  models: ModelState;
+  modes: ModeState;
+  provider: string;
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SessionRef".
+ */
+export interface SessionRef {
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SessionUpdateParams".
+ */
+export interface SessionUpdateParams {
+  /**
+   * Per-session, strictly increasing across turns.
+   */
+  seq: number;
+  sessionId: string;
+  turnId: string;
+  update:
+    | UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCall
+    | ToolCallUpdate
+    | StepFinish
+    | Plan
+    | QuestionNote
+    | PermissionNote
+    | SubagentUpdate
+    | ModelSwitched
+    | Compaction
+    | StreamRetry
+    | McpStatus
+    | TurnEnd;
+}
+/**
+ * Text the user sent (replayed by session/load).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "UserMessageChunk".
+ */
+export interface UserMessageChunk {
+  kind: "user_message_chunk";
+  text: string;
+}
+/**
+ * The model asked for a tool; sent before it runs (and before any permission prompt).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCall".
+ */
+export interface ToolCall {
+  input: {
+    [k: string]: unknown;
+  };
+  kind: "tool_call";
+  locations?: Location[] | null;
+  name: string;
+  /**
+   * Short human title for the tool card, e.g. "Read src/app.py".
+   */
+  title: string;
+  toolCallId: string;
+  /**
+   * What the tool does, for the card's icon.
+   */
+  toolKind:
+    "read" | "edit" | "delete" | "move" | "search" | "execute" | "fetch" | "think" | "other";
+}
+/**
+ * Progress or outcome of a tool call.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCallUpdate".
+ */
+export interface ToolCallUpdate {
+  diff?: Diff | null;
+  error?: string | null;
+  kind: "tool_call_update";
+  /**
+   * The result as the model sees it (capped at 50,000 characters).
+   */
+  output?: string | null;
+  status: "in_progress" | "completed" | "failed" | "denied";
+  toolCallId: string;
+}
+/**
+ * One model call finished.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "StepFinish".
+ */
+export interface StepFinish {
+  finishReason: string;
+  kind: "step_finish";
+  step: number;
+  usage: Usage;
+}
+/**
+ * A subagent started, progressed or finished.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SubagentUpdate".
+ */
+export interface SubagentUpdate {
+  id: string;
+  kind: "subagent";
+  outputFiles?: string[] | null;
+  profile: string;
+  status: "running" | "completed" | "failed" | "aborted";
+  summary?: string | null;
+}
+/**
+ * The model call failed with a transient error (429, 5xx, dropped connection, cut stream)
+ * and is retried after `delay` seconds. Everything streamed since the last `step_finish`
+ * (message and thought chunks, announced tool calls) is discarded: the retry streams the
+ * reply again from its start.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "StreamRetry".
+ */
+export interface StreamRetry {
+  /**
+   * 1 for the first retry.
+   */
+  attempt: number;
+  /**
+   * Seconds until the retry starts.
+   */
+  delay: number;
+  /**
+   * What went wrong, as the provider reported it.
+   */
+  error: string;
+  kind: "stream_retry";
+}
+/**
+ * Always the last update of a turn; mirrors the `session/prompt` result.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "TurnEnd".
+ */
+export interface TurnEnd {
+  error?: string | null;
+  kind: "turn_end";
+  stopReason:
+    "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
+  terminal: "completed" | "aborted" | "failed" | "timed_out";
+  usage: Usage;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SetModeParams".
+ */
+export interface SetModeParams {
+  modeId: "default" | "plan" | "acceptEdits" | "bypassPermissions";
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SetModelParams".
+ */
+export interface SetModelParams {
+  modelId: string;
+  sessionId: string;
+}
+/**
+ * A skill: a SKILL.md folder the model runs with the `skill` tool or the user as `/name`.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SkillInfo".
+ */
+export interface SkillInfo {
+  /**
+   * Tools that run without asking while the skill is active.
+   */
+  allowedTools?: string[];
+  description: string;
+  model?: string | null;
+  /**
+   * The model can run it with the `skill` tool.
+   */
+  modelInvocable: boolean;
+  name: string;
+  /**
+   * The skill's SKILL.md file.
+   */
+  path: string;
+  /**
+   * Which discovery layer it comes from (a later layer wins on a name clash).
+   */
+  source: "builtin" | "user" | "project";
+  /**
+   * The user can run it as `/name args` at the start of a prompt.
+   */
+  userInvocable: boolean;
+  version?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SkillsListParams".
+ */
+export interface SkillsListParams {
+  /**
+   * An absolute workspace directory, when there is no session yet.
+   */
+  cwd?: string | null;
+  /**
+   * The session's workspace, as its engine sees it.
+   */
+  sessionId?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SkillsListResult".
+ */
+export interface SkillsListResult {
+  /**
+   * Sorted by name.
+   */
+  skills: SkillInfo[];
+  warnings?: CatalogWarning[];
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SteerParams".
+ */
+export interface SteerParams {
+  /**
+   * @minItems 1
+   */
+  prompt: [
+    TextContent | ImageContent | ResourceLink,
+    ...(TextContent | ImageContent | ResourceLink)[]
+  ];
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SteerResult".
+ */
+export interface SteerResult {
+  queued: boolean;
+}
+/**
+ * A subagent profile the `task` tool can start.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SubagentInfo".
+ */
+export interface SubagentInfo {
+  description: string;
+  /**
+   * Model calls it may make before it must stop.
+   */
+  maxSteps: number;
+  model?: string | null;
+  name: string;
+  source: "builtin" | "user" | "project";
+  /**
+   * The tools it may use; absent means every tool.
+   */
+  tools?: string[] | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SubagentsListParams".
+ */
+export interface SubagentsListParams {
+  /**
+   * An absolute workspace directory, when there is no session yet.
+   */
+  cwd?: string | null;
+  /**
+   * The session's workspace, as its engine sees it.
+   */
+  sessionId?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SubagentsListResult".
+ */
+export interface SubagentsListResult {
+  subagents: SubagentInfo[];
+  warnings?: CatalogWarning[];
+}
+
+/** Every method name, from the method table (protocol/methods.py). */
+export const Method = {
+  EnginesList: "engines/list",
+  McpList: "mcp/list",
+  ModelsList: "models/list",
+  SessionAskQuestion: "session/ask_question",
+  SessionCancel: "session/cancel",
+  SessionClose: "session/close",
+  SessionList: "session/list",
+  SessionLoad: "session/load",
+  SessionNew: "session/new",
+  SessionPrompt: "session/prompt",
+  SessionRequestPermission: "session/request_permission",
+  SessionSearch: "session/search",
+  SessionSetMode: "session/set_mode",
+  SessionSetModel: "session/set_model",
+  SessionSteer: "session/steer",
+  SessionUpdate: "session/update",
+  SkillsList: "skills/list",
+  SubagentsList: "subagents/list",
+} as const;
+export type MethodName = (typeof Method)[keyof typeof Method];
+
+export interface ClientRequests {
+  /** Engines this server can run. */
+  "engines/list": { params: Empty; result: EnginesListResult };
+  /** MCP servers of a session (live status and tools) or of a workspace (as configured). */
+  "mcp/list": { params: McpListParams; result: McpListResult };
+  /** Models known to the catalogue, for pickers. */
+  "models/list": { params: ModelsListParams; result: ModelsListResult };
+  /** Free the session's resources (a running turn is cancelled); a stored session stays loadable. */
+  "session/close": { params: SessionRef; result: Empty };
+  /** Stored sessions, newest first, a page at a time. */
+  "session/list": { params: ListSessionsParams; result: ListSessionsResult };
+  /** Open a stored session: its history is replayed as `session/update` events before the answer, then the session takes prompts again with its full context. */
+  "session/load": { params: SessionRef; result: SessionInfoResult };
+  /** Create a session in a workspace. */
+  "session/new": { params: NewSessionParams; result: SessionInfoResult };
+  /** Run one turn; answers when the turn reaches its terminal. Events stream meanwhile. */
+  "session/prompt": { params: PromptParams; result: PromptResult };
+  /** Full-text search over what every stored session showed the user. */
+  "session/search": { params: SearchSessionsParams; result: SearchSessionsResult };
+  /** Switch permission mode; takes effect on the next tool call. */
+  "session/set_mode": { params: SetModeParams; result: Empty };
+  /** Switch model; takes effect on the next model call. */
+  "session/set_model": { params: SetModelParams; result: Empty };
+  /** Queue a user message into the running turn, before its next model call. */
+  "session/steer": { params: SteerParams; result: SteerResult };
+  /** Skills a workspace can run (slash commands, the `skill` tool) and files that were skipped. */
+  "skills/list": { params: SkillsListParams; result: SkillsListResult };
+  /** Subagent profiles the `task` tool can start in a workspace. */
+  "subagents/list": { params: SubagentsListParams; result: SubagentsListResult };
+}
+
+export interface ClientNotifications {
+  /** Cancel the running turn; its prompt request then answers with terminal `aborted`. */
+  "session/cancel": SessionRef;
+}
+
+export interface ServerRequests {
+  /** Ask the user one to four multiple-choice questions (free text allowed). */
+  "session/ask_question": { params: AskQuestionParams; result: AskQuestionResult };
+  /** Ask the user whether a tool call may run. */
+  "session/request_permission": { params: RequestPermissionParams; result: RequestPermissionResult };
+}
+
+export interface ServerNotifications {
+  /** One event of a running turn. */
+  "session/update": SessionUpdateParams;
+}
+
+export type SessionUpdate = SessionUpdateParams["update"];
+export type SessionUpdateKindName = SessionUpdate["kind"];
+export type ContentBlock = PromptParams["prompt"][number];

@@ -1,0 +1,270 @@
+// Forwards between the chat panel and the agentls server: panel messages become `session/*`
+// requests, `session/update` notifications go to the panel. It keeps only what it must
+// (the current session and whether a prompt is in flight); the server owns everything else.
+// No `vscode` import: the extension passes in the connection, the panel and the host actions.
+import type {
+  ClientNotifications,
+  ClientRequests,
+  ContentBlock,
+  ListSessionsResult,
+  SearchSessionsResult,
+  SessionInfoResult,
+  SessionUpdateParams,
+} from "../../protocol/protocol";
+import { Method } from "../../protocol/protocol";
+import type { HostToPanel, PanelToHost, ServerState, SessionRow } from "../../webview/src/messages";
+
+/** The server→client methods this client answers; a test compares them with the schema. */
+export const HANDLED_SERVER_METHODS: readonly string[] = [
+  Method.SessionUpdate,
+  Method.SessionAskQuestion,
+  Method.SessionRequestPermission,
+];
+
+export const METHOD_NOT_FOUND = -32601;
+export const HISTORY_UNAVAILABLE = "Session history is not available from this agentls server yet.";
+
+export interface AgentConnection {
+  request<M extends keyof ClientRequests>(method: M, params: ClientRequests[M]["params"]): Promise<ClientRequests[M]["result"]>;
+  notify<M extends keyof ClientNotifications>(method: M, params: ClientNotifications[M]): void;
+}
+
+export interface PanelSink {
+  post(msg: HostToPanel): void;
+}
+
+export interface ControllerHost {
+  cwd(): string;
+  settings(): { model?: string; permissionMode?: string };
+  openFile(path: string, line?: number): void;
+  openLink(href: string): void;
+  copy(text: string): void;
+  log(message: string): void;
+}
+
+const CONTENT_TYPES = new Set(["text", "image", "resource_link"]);
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function errorCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "number" ? code : undefined;
+}
+
+export class SessionController {
+  session?: SessionInfoResult;
+  private server: { state: ServerState; message?: string } = { state: "starting" };
+  private prompting = false;
+  private creating?: Promise<void>;
+  /** While `session/load` runs: its replayed updates, shown once the panel has the session. */
+  private loading?: { sessionId: string; updates: SessionUpdateParams[] };
+
+  constructor(
+    private readonly conn: AgentConnection,
+    private readonly panel: PanelSink,
+    private readonly host: ControllerHost,
+  ) {}
+
+  get busy(): boolean {
+    return this.prompting;
+  }
+
+  async handlePanel(msg: PanelToHost): Promise<void> {
+    switch (msg?.type) {
+      case "ready":
+        this.panel.post({ type: "server", ...this.server });
+        if (this.session) this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
+        return;
+      case "prompt":
+        return this.prompt(msg.prompt);
+      case "cancel":
+        return this.cancel();
+      case "newSession":
+        return this.newSession();
+      case "setModel":
+        return this.setModel(msg.modelId);
+      case "listSessions":
+        return this.listSessions();
+      case "searchSessions":
+        return this.searchSessions(msg.query);
+      case "resumeSession":
+        return this.resume(msg.sessionId);
+      case "openFile":
+        return this.host.openFile(msg.path, msg.line);
+      case "openLink":
+        return this.host.openLink(msg.href);
+      case "copy":
+        return this.host.copy(msg.text);
+      default:
+        this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
+    }
+  }
+
+  /** The connection's state changed; on (re)start a fresh session is opened. */
+  async onServerState(state: ServerState, message?: string): Promise<void> {
+    this.server = { state, message };
+    this.panel.post({ type: "server", state, message });
+    if (state !== "ready") {
+      this.session = undefined;
+      this.prompting = false;
+      return;
+    }
+    await this.newSession();
+  }
+
+  onUpdate(params: SessionUpdateParams): void {
+    if (params.sessionId === this.loading?.sessionId) {
+      this.loading.updates.push(params);
+      return;
+    }
+    if (params.sessionId !== this.session?.sessionId) return;
+    this.panel.post({ type: "update", params });
+  }
+
+  async newSession(): Promise<void> {
+    if (this.server.state !== "ready") return;
+    if (this.creating) return this.creating;
+    this.creating = (async () => {
+      if (this.session && this.prompting) this.cancel();
+      const old = this.session;
+      const { model, permissionMode } = this.host.settings();
+      try {
+        this.session = await this.conn.request(Method.SessionNew, {
+          cwd: this.host.cwd(),
+          model: model || undefined,
+          mode: (permissionMode || undefined) as ClientRequests["session/new"]["params"]["mode"],
+        });
+        this.prompting = false;
+        this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
+        if (old) this.conn.request(Method.SessionClose, { sessionId: old.sessionId }).catch(() => undefined);
+      } catch (err) {
+        this.panel.post({ type: "error", message: `Could not start a session: ${errorMessage(err)}` });
+      }
+    })();
+    try {
+      await this.creating;
+    } finally {
+      this.creating = undefined;
+    }
+  }
+
+  async prompt(blocks: ContentBlock[]): Promise<void> {
+    const prompt = (Array.isArray(blocks) ? blocks : []).filter((b) => b && CONTENT_TYPES.has(b.type));
+    if (!this.session || !prompt.length) {
+      this.panel.post({ type: "promptError", message: this.session ? "Nothing to send." : "No session yet: the server is not ready." });
+      return;
+    }
+    this.prompting = true;
+    try {
+      const result = await this.conn.request(Method.SessionPrompt, {
+        sessionId: this.session.sessionId,
+        prompt: prompt as ClientRequests["session/prompt"]["params"]["prompt"],
+      });
+      this.panel.post({ type: "promptResult", result });
+    } catch (err) {
+      this.panel.post({ type: "promptError", message: errorMessage(err) });
+    } finally {
+      this.prompting = false;
+    }
+  }
+
+  cancel(): void {
+    if (this.session) this.conn.notify(Method.SessionCancel, { sessionId: this.session.sessionId });
+  }
+
+  async setModel(modelId: string): Promise<void> {
+    if (!this.session || !modelId) return;
+    try {
+      await this.conn.request(Method.SessionSetModel, { sessionId: this.session.sessionId, modelId });
+      this.panel.post({ type: "model", modelId });
+    } catch (err) {
+      this.panel.post({ type: "error", message: `Could not switch to ${modelId}: ${errorMessage(err)}` });
+      this.panel.post({ type: "model", modelId: this.session.model });
+    }
+  }
+
+  async setMode(modeId: string): Promise<void> {
+    if (!this.session || !modeId) return;
+    try {
+      await this.conn.request(Method.SessionSetMode, {
+        sessionId: this.session.sessionId,
+        modeId: modeId as ClientRequests["session/set_mode"]["params"]["modeId"],
+      });
+      this.session = { ...this.session, modes: { ...this.session.modes, currentModeId: modeId as never } };
+    } catch (err) {
+      this.panel.post({ type: "error", message: `Could not switch to ${modeId} mode: ${errorMessage(err)}` });
+    }
+  }
+
+  /** Stored sessions of this workspace (or search hits), or why there are none to show. */
+  async fetchSessions(query = ""): Promise<SessionRow[] | { unavailable: string }> {
+    try {
+      if (query) return searchRows(await this.conn.request(Method.SessionSearch, { query, limit: 50 }));
+      return listRows(await this.conn.request(Method.SessionList, { cwd: this.host.cwd(), limit: 50 }));
+    } catch (err) {
+      return { unavailable: errorCode(err) === METHOD_NOT_FOUND ? HISTORY_UNAVAILABLE : `Could not list sessions: ${errorMessage(err)}` };
+    }
+  }
+
+  async listSessions(): Promise<void> {
+    return this.postSessions("");
+  }
+
+  async searchSessions(query: string): Promise<void> {
+    return this.postSessions(typeof query === "string" ? query.trim() : "");
+  }
+
+  private async postSessions(query: string): Promise<void> {
+    const found = await this.fetchSessions(query);
+    if (Array.isArray(found)) this.panel.post({ type: "sessions", sessions: found, query });
+    else this.panel.post({ type: "sessions", sessions: [], query, unavailable: found.unavailable });
+  }
+
+  /** `session/load`: the server replays the stored history as updates, then answers. */
+  async resume(sessionId: string): Promise<void> {
+    if (!sessionId || this.loading) return;
+    if (this.session && this.prompting) this.cancel();
+    const loading = { sessionId, updates: [] as SessionUpdateParams[] };
+    this.loading = loading;
+    try {
+      const info = await this.conn.request(Method.SessionLoad, { sessionId });
+      this.session = info;
+      this.prompting = false;
+      this.panel.post({ type: "session", session: info, resumed: true, cwd: this.host.cwd() });
+      for (const params of loading.updates) this.panel.post({ type: "update", params });
+    } catch (err) {
+      const message = errorCode(err) === METHOD_NOT_FOUND ? HISTORY_UNAVAILABLE : `Could not resume the session: ${errorMessage(err)}`;
+      this.panel.post({ type: "sessions", sessions: [], unavailable: message });
+    } finally {
+      this.loading = undefined;
+    }
+  }
+}
+
+function when(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
+}
+
+export function listRows(result: ListSessionsResult): SessionRow[] {
+  return (result?.data ?? []).map((row) => ({
+    sessionId: row.sessionId,
+    title: row.title || row.sessionId,
+    detail: row.cwd,
+    updatedAt: when(row.updatedAt),
+  }));
+}
+
+/** Search hits as rows; the snippet keeps the server's `**` marks around matched terms. */
+export function searchRows(result: SearchSessionsResult): SessionRow[] {
+  return (result?.hits ?? []).map((hit) => ({
+    sessionId: hit.sessionId,
+    title: hit.snippet || hit.sessionId,
+    detail: `${hit.role} · ${hit.sessionId}`,
+    updatedAt: when(hit.timestamp),
+    marked: true,
+  }));
+}

@@ -1,0 +1,188 @@
+// A real VS Code (code-server 4.100.3, VS Code 1.100.3) on loopback, with a private profile,
+// the packaged .vsix installed, and Chromium (playwright-core) as the user's browser.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+
+export const EDITORS = resolve(__dirname, "..", "..", "..", "..");
+export const REPO = resolve(EDITORS, "..");
+
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
+];
+
+export function codeServerEntry(): string {
+  const base = process.env.CODE_SERVER_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "agentls-ci", "code-server");
+  const entry = join(base, "node_modules", "code-server", "out", "node", "entry.js");
+  if (!existsSync(entry)) throw new Error(`code-server not found at ${entry}: run scripts/test-editors (it installs it) or set CODE_SERVER_DIR`);
+  return entry;
+}
+
+export function chromiumPath(): string {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+export interface Sandbox {
+  root: string;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  userDataDir: string;
+  extensionsDir: string;
+}
+
+/** A private HOME, config, data and agentls home; the agentls venv's bin first on PATH. */
+export function sandbox(script: unknown[]): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), "agentls-vscode-e2e-"));
+  const dirs = Object.fromEntries(["workspace", "home", "config", "data", "agentls", "user-data", "extensions"].map((d) => [d, join(root, d)]));
+  Object.values(dirs).forEach((d) => mkdirSync(d, { recursive: true }));
+  const scriptPath = join(root, "replies.json");
+  writeFileSync(scriptPath, JSON.stringify(script, null, 2));
+  const venvBin = process.env.AGENTLS_BIN_DIR ?? join(REPO, ".venv", "bin");
+  if (!existsSync(join(venvBin, "agentls"))) throw new Error(`no agentls in ${venvBin}: create the venv (scripts/test-editors does) or set AGENTLS_BIN_DIR`);
+  const env: NodeJS.ProcessEnv = {
+    PATH: `${venvBin}:${process.env.PATH}`,
+    HOME: dirs.home,
+    LANG: "C.UTF-8",
+    XDG_CONFIG_HOME: dirs.config,
+    XDG_DATA_HOME: dirs.data,
+    XDG_CACHE_HOME: join(dirs.home, ".cache"),
+    AGENTLS_HOME: dirs.agentls,
+    AGENTLS_PROVIDER: "scripted",
+    AGENTLS_SCRIPT: scriptPath,
+    AGENTLS_LOG: "info",
+  };
+  // The extension host takes PATH from the user's login shell, as for a real user: put the
+  // venv's bin on PATH in the sandbox's shell profile.
+  const profile = `export PATH="${venvBin}:$PATH"\n`;
+  for (const rc of [".profile", ".bashrc", ".zshrc"]) writeFileSync(join(dirs.home, rc), profile);
+  const settings = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "update.mode": "none",
+    "chat.commandCenter.enabled": false,
+    "window.commandCenter": false,
+    "workbench.colorTheme": "Default Dark Modern",
+  };
+  mkdirSync(join(dirs["user-data"], "User"), { recursive: true });
+  writeFileSync(join(dirs["user-data"], "User", "settings.json"), JSON.stringify(settings, null, 2));
+  return { root, workspace: dirs.workspace, env, userDataDir: dirs["user-data"], extensionsDir: dirs.extensions };
+}
+
+function baseArgs(box: Sandbox): string[] {
+  return ["--user-data-dir", box.userDataDir, "--extensions-dir", box.extensionsDir, "--disable-telemetry", "--disable-update-check"];
+}
+
+export function installExtension(box: Sandbox, vsix: string): string {
+  return execFileSync(process.execPath, [codeServerEntry(), ...baseArgs(box), "--install-extension", vsix, "--force"], {
+    env: box.env,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
+export interface CodeServer {
+  url: string;
+  process: ChildProcess;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export async function startCodeServer(box: Sandbox): Promise<CodeServer> {
+  const port = await freePort();
+  const args = [codeServerEntry(), ...baseArgs(box), "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-workspace-trust", "--disable-getting-started-override", box.workspace];
+  let log = "";
+  const child = spawn(process.execPath, args, { env: box.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout!.on("data", (d) => (log += d));
+  child.stderr!.on("data", (d) => (log += d));
+  const deadline = Date.now() + 60_000;
+  while (!/HTTP server listening/.test(log)) {
+    if (child.exitCode !== null) throw new Error(`code-server exited: ${log}`);
+    if (Date.now() > deadline) throw new Error(`code-server did not start: ${log}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(box.workspace)}`,
+    process: child,
+    log: () => log,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+      }
+    },
+  };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+}
+
+/** The chat panel inside the workbench: VS Code nests a webview in two iframes. */
+export function panelFrame(page: Page): FrameLocator {
+  return page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+}
+
+/** Processes below `root` (Linux /proc), for finding the server the extension spawned. */
+export function descendants(root: number): { pid: number; cmdline: string }[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const found: { pid: number; cmdline: string }[] = [];
+  const walk = (pid: number) => {
+    for (const child of children.get(pid) ?? []) {
+      try {
+        found.push({ pid: child, cmdline: readFileSync(`/proc/${child}/cmdline`, "utf8").replace(/\0/g, " ").trim() });
+      } catch {
+        /* exited meanwhile */
+      }
+      walk(child);
+    }
+  };
+  walk(root);
+  return found;
+}

@@ -1,0 +1,171 @@
+// End to end in a real VS Code: the packaged extension in code-server, driven in Chromium like a
+// user would, talking to the real `agentls serve` (the scripted model plays replies.json).
+import assert from "node:assert/strict";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, FrameLocator, Page } from "playwright-core";
+import { descendants, EDITORS, installExtension, launchBrowser, panelFrame, sandbox, startCodeServer, type CodeServer, type Sandbox } from "./codeserver";
+
+const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
+const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e");
+const QUESTION = "Which color should the banner use?";
+const COUNT = Array.from({ length: 120 }, (_, i) => `${i + 1},`).join(" ");
+
+/** What the scripted model says, one entry per model call, in order. */
+const SCRIPT = [
+  { text: "I'll **read** the README first.", toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }], delay: 0.02 },
+  {
+    text: "One question before I write anything.",
+    toolCalls: [{ name: "ask_user_question", arguments: { questions: [{ question: QUESTION, header: "Color", options: [{ label: "Red", description: "warm and loud" }, { label: "Blue", description: "calm" }], multiSelect: false }] } }],
+  },
+  { text: "Writing your choice down.", toolCalls: [{ name: "write_file", arguments: { path: "choice.txt", content: "Blue\n" } }] },
+  { text: "Saved `choice.txt`:\n\n```python\nprint('blue')\n```\n\nAnything else?" },
+  { text: `Counting slowly: ${COUNT}`, delay: 0.25 },
+];
+
+let box: Sandbox;
+let server: CodeServer;
+let browser: Browser;
+let page: Page;
+let panel: FrameLocator;
+
+before(async () => {
+  assert.ok(existsSync(VSIX), `${VSIX} is missing: build it with \`npm --prefix editors run package -w vscode\``);
+  box = sandbox(SCRIPT);
+  writeFileSync(join(box.workspace, "README.md"), "# Demo project\n\nA banner that needs a color.\n");
+  const installed = installExtension(box, VSIX);
+  assert.match(installed, /was successfully installed/);
+  server = await startCodeServer(box);
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(30_000);
+  await page.goto(server.url);
+  await page.locator(".monaco-workbench").waitFor();
+});
+
+after(async () => {
+  if (page) await page.screenshot({ path: join(ARTIFACTS, "last.png") }).catch(() => undefined);
+  await browser?.close();
+  await server?.stop();
+  if (server) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(join(ARTIFACTS, "code-server.log"), server.log());
+  }
+  if (box) {
+    // Keep the extension's output channel (the server's stderr) with the artifacts.
+    const logs = readdirSync(join(box.userDataDir, "logs"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("agentls.log"));
+    for (const [i, f] of logs.entries()) copyFileSync(join(box.userDataDir, "logs", f), join(ARTIFACTS, `agentls-output-${i + 1}.log`));
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
+async function sendPrompt(text: string): Promise<void> {
+  const input = panel.getByLabel("Message to the agent");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+async function snap(name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await page.locator(".part.sidebar").screenshot({ path });
+  return path;
+}
+
+test("the activity bar opens the agentls chat, which starts a session on the real server", async () => {
+  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
+  panel = panelFrame(page);
+  await panel.locator("#status").getByText("default mode").waitFor({ timeout: 60_000 });
+  // A wider side bar, as a user would drag it, for a readable screenshot.
+  const bar = (await page.locator(".part.sidebar").boundingBox())!;
+  await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + 480, bar.y + 300, { steps: 5 });
+  await page.mouse.up();
+  assert.equal(await panel.getByLabel("Model").inputValue(), "scripted");
+});
+
+test("a prompt streams text and a tool card; the question and the permission are answered by clicking", async () => {
+  await sendPrompt("Please look at the README and save a banner color.");
+  assert.equal(await panel.locator("[data-kind=user] .bubble").first().innerText(), "Please look at the README and save a banner color.");
+  await panel.locator("[data-kind=text] strong").getByText("read").waitFor();
+  const read = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "read_file" }) });
+  await read.locator("[data-status=completed], .status-completed").first().waitFor().catch(() => undefined);
+  await panel.locator(".tool[data-status=completed] .tool-name", { hasText: "read_file" }).waitFor();
+  assert.equal(await read.locator(".tool-title").innerText(), "Read README.md");
+
+  // session/ask_question → a QuickPick in the workbench
+  const quickPick = page.locator(".quick-input-widget");
+  await quickPick.getByText(QUESTION).first().waitFor();
+  assert.match(await quickPick.locator(".quick-input-title").innerText(), /Color: Which color should the banner use\?/);
+  const rows = quickPick.locator(".monaco-list-row");
+  assert.deepEqual(await rows.locator(".label-name").allInnerTexts(), ["Red", "Blue", "Other…"]);
+  assert.deepEqual(await rows.locator(".label-description").allInnerTexts(), ["warm and loud", "calm", "type your own answer"]);
+  await rows.filter({ hasText: "Blue" }).click();
+  const ask = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "ask_user_question" }) });
+  await ask.and(panel.locator("[data-status=completed]")).waitFor();
+  assert.match((await ask.locator("pre.output").textContent())!, /The user answered:\s+- Which color should the banner use\? → Blue/);
+
+  // session/request_permission → a modal dialog in the workbench
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor();
+  assert.match(await dialog.innerText(), /Allow the agent to write choice\.txt\?/);
+  assert.deepEqual((await dialog.locator(".dialog-buttons a.monaco-button, .dialog-buttons .monaco-button").allInnerTexts()).map((t) => t.trim()).filter(Boolean).sort(), ["Allow once", "Always allow", "Always reject", "Cancel", "Reject"]);
+  await dialog.getByRole("button", { name: "Allow once" }).click();
+  const write = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) });
+  await write.and(panel.locator("[data-status=completed]")).waitFor();
+  assert.match(await write.locator(".diff").innerText(), /\+\s*Blue/);
+  assert.equal(await write.locator(".diff-head a.file").innerText(), "choice.txt");
+  assert.match(await write.locator(".permission").innerText(), /allowed once/);
+  assert.equal(readFileSync(join(box.workspace, "choice.txt"), "utf8"), "Blue\n", "the permission answer reached the agent: the file was written");
+
+  await panel.locator("[data-kind=turn][data-terminal=completed]").waitFor();
+  assert.match(await panel.locator("[data-kind=text]").last().innerText(), /Saved choice\.txt:[\s\S]*print\('blue'\)[\s\S]*Anything else\?/);
+  assert.equal(await panel.locator(".code-block code.lang-python .tok-str").innerText(), "'blue'");
+});
+
+test("a running turn is cancelled from the panel (screenshot mid-turn)", async () => {
+  await sendPrompt("Count to a hundred and twenty, slowly.");
+  const text = panel.locator("[data-kind=text]").last();
+  await text.getByText(/Counting slowly: 1, 2, 3, 4, 5,/).waitFor();
+  const shot = await snap("panel-mid-turn.png");
+  if (process.env.UPDATE_SCREENSHOT) copyFileSync(shot, join(EDITORS, "vscode", "media", "screenshot.png"));
+  const stop = panel.getByRole("button", { name: "Stop the running turn" });
+  assert.ok(await stop.isVisible());
+  const started = Date.now();
+  await stop.click();
+  await panel.locator("[data-kind=turn][data-terminal=aborted]").waitFor({ timeout: 10_000 });
+  assert.ok(Date.now() - started < 5_000, "cancel ends the turn quickly");
+  assert.doesNotMatch(await text.innerText(), /120,/, "the reply stopped streaming");
+  assert.ok(await panel.getByRole("button", { name: "Send" }).isVisible());
+});
+
+test("the server is restarted when it dies, and the user is told", async () => {
+  const agentls = descendants(server.process.pid!).filter((p) => /agentls|server\.cli/.test(p.cmdline) && /\bserve\b/.test(p.cmdline) && !/code-server|entry\.js/.test(p.cmdline));
+  assert.equal(agentls.length, 1, `one agentls server below code-server: ${JSON.stringify(agentls)}`);
+  process.kill(agentls[0].pid, "SIGKILL");
+  await page.locator(".notifications-toasts").getByText("The agentls server stopped unexpectedly; restarting it.").waitFor();
+  await panel.locator("#status").getByText("default mode").waitFor({ timeout: 60_000 });
+  const after = descendants(server.process.pid!).filter((p) => /\bserve\b/.test(p.cmdline) && /agentls|server\.cli/.test(p.cmdline) && !/code-server|entry\.js/.test(p.cmdline));
+  assert.equal(after.length, 1);
+  assert.notEqual(after[0].pid, agentls[0].pid);
+  assert.equal(await panel.locator("[data-kind]").count(), 0, "a fresh session after the restart");
+});
+
+test("earlier sessions are listed, searched and resumed from the panel", async () => {
+  await panel.getByRole("button", { name: "Sessions" }).click();
+  const dialog = panel.getByRole("dialog", { name: "Sessions" });
+  const first = dialog.locator(".session-row", { hasText: "Please look at the README and save a banner color." });
+  await first.waitFor();
+  await dialog.getByLabel("Search sessions").fill("banner");
+  await dialog.locator(".session-row mark").first().waitFor();
+  assert.match((await dialog.locator(".session-row mark").allInnerTexts()).join(" ").toLowerCase(), /banner/);
+  await dialog.locator(".session-row").first().click();
+  await panel.locator("[data-kind=note]", { hasText: "Resumed session." }).waitFor();
+  await panel.locator("[data-kind=user] .bubble", { hasText: "Please look at the README and save a banner color." }).waitFor();
+  assert.ok(await dialog.isHidden());
+  await panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).waitFor();
+  await snap("panel-resumed.png");
+});

@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import type { SessionInfoResult } from "../../../protocol/protocol";
+import type { HostToPanel } from "../../../webview/src/messages";
+import { HANDLED_SERVER_METHODS, HISTORY_UNAVAILABLE, SessionController, type AgentConnection } from "../../src/controller";
+
+function fixture(name: string): { params: any; result: any } {
+  let dir = __dirname;
+  while (!existsSync(join(dir, "protocol", "fixtures"))) dir = join(dir, "..");
+  return JSON.parse(readFileSync(join(dir, "protocol", "fixtures", name), "utf8"));
+}
+
+const SESSION = { sessionId: "s1", engine: "native", model: "m1", provider: "scripted", modes: { currentModeId: "default", availableModes: [] }, models: { currentModelId: "m1", availableModels: [] } } as SessionInfoResult;
+
+class FakeConnection implements AgentConnection {
+  calls: [string, unknown][] = [];
+  handlers: Record<string, (params: any) => unknown> = {};
+  async request(method: string, params: unknown): Promise<any> {
+    this.calls.push([method, params]);
+    const handler = this.handlers[method];
+    if (!handler) throw Object.assign(new Error(`Unhandled method ${method}`), { code: -32601 });
+    return handler(params);
+  }
+  notify(method: string, params: unknown): void {
+    this.calls.push([method, params]);
+  }
+}
+
+function setup() {
+  const conn = new FakeConnection();
+  const posted: HostToPanel[] = [];
+  const host = { cwd: () => "/work", settings: () => ({ model: "", permissionMode: "plan" }), openFile: () => {}, openLink: () => {}, copy: () => {}, log: () => {} };
+  const controller = new SessionController(conn, { post: (m) => posted.push(m) }, host);
+  conn.handlers["session/new"] = () => SESSION;
+  return { conn, posted, controller };
+}
+
+test("ready server → a session with the settings; ready panel → state replayed", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  assert.deepEqual(conn.calls, [["session/new", { cwd: "/work", model: undefined, mode: "plan" }]]);
+  assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "session", session: SESSION, cwd: "/work" }]);
+  posted.length = 0;
+  await controller.handlePanel({ type: "ready" });
+  assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "session", session: SESSION, cwd: "/work" }]);
+});
+
+test("prompt → session/prompt → promptResult; updates of this session only are forwarded", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  const result = { turnId: "t1", terminal: "completed", stopReason: "end_turn", usage: {} };
+  conn.handlers["session/prompt"] = () => result;
+  await controller.handlePanel({ type: "prompt", prompt: [{ type: "text", text: "hi" }, { type: "bogus" } as never] });
+  assert.deepEqual(conn.calls.at(-1), ["session/prompt", { sessionId: "s1", prompt: [{ type: "text", text: "hi" }] }]);
+  assert.deepEqual(posted.at(-1), { type: "promptResult", result });
+  const update = { sessionId: "s1", turnId: "t1", seq: 1, update: { kind: "agent_message_chunk" as const, text: "x" } };
+  controller.onUpdate(update);
+  controller.onUpdate({ ...update, sessionId: "other" });
+  assert.deepEqual(posted.at(-1), { type: "update", params: update });
+  assert.equal(posted.filter((m) => m.type === "update").length, 1);
+});
+
+test("cancel is a notification; a failed prompt is reported", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  await controller.handlePanel({ type: "cancel" });
+  assert.deepEqual(conn.calls.at(-1), ["session/cancel", { sessionId: "s1" }]);
+  conn.handlers["session/prompt"] = () => {
+    throw Object.assign(new Error("session busy"), { code: -32002 });
+  };
+  await controller.handlePanel({ type: "prompt", prompt: [{ type: "text", text: "hi" }] });
+  assert.deepEqual(posted.at(-1), { type: "promptError", message: "session busy" });
+});
+
+test("model switch confirms, or reverts on error", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  conn.handlers["session/set_model"] = () => ({});
+  await controller.handlePanel({ type: "setModel", modelId: "m2" });
+  assert.deepEqual(conn.calls.at(-1), ["session/set_model", { sessionId: "s1", modelId: "m2" }]);
+  assert.deepEqual(posted.at(-1), { type: "model", modelId: "m2" });
+  conn.handlers["session/set_model"] = () => {
+    throw new Error("unknown model");
+  };
+  await controller.handlePanel({ type: "setModel", modelId: "nope" });
+  assert.deepEqual(posted.slice(-2), [{ type: "error", message: "Could not switch to nope: unknown model" }, { type: "model", modelId: "m1" }]);
+});
+
+test("session list/search/load degrade to 'unavailable' on -32601", async () => {
+  const { posted, controller } = setup();
+  await controller.onServerState("ready");
+  await controller.handlePanel({ type: "listSessions" });
+  assert.deepEqual(posted.at(-1), { type: "sessions", sessions: [], query: "", unavailable: HISTORY_UNAVAILABLE });
+  await controller.handlePanel({ type: "searchSessions", query: "parser" });
+  assert.deepEqual(posted.at(-1), { type: "sessions", sessions: [], query: "parser", unavailable: HISTORY_UNAVAILABLE });
+  await controller.handlePanel({ type: "resumeSession", sessionId: "old" });
+  assert.deepEqual(posted.at(-1), { type: "sessions", sessions: [], unavailable: HISTORY_UNAVAILABLE });
+});
+
+test("session list/search/load with the golden fixtures; replayed updates follow the session", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  const list = fixture("session_list.json");
+  const search = fixture("session_search.json");
+  const load = fixture("session_load.json");
+  conn.handlers["session/list"] = () => list.result;
+  conn.handlers["session/search"] = () => search.result;
+  await controller.handlePanel({ type: "listSessions" });
+  assert.deepEqual(conn.calls.at(-1), ["session/list", { cwd: "/work", limit: 50 }]);
+  const rows = posted.at(-1) as Extract<HostToPanel, { type: "sessions" }>;
+  assert.deepEqual(rows.sessions.map((s) => [s.sessionId, s.title, s.detail]), [
+    ["sess_5f1c2a9e0b7d4c33", "Why does the login test fail on CI?", "/home/ada/project"],
+    ["sess_0a4d9c7be1f24410", "Rename the config loader", "/home/ada/project"],
+  ]);
+  await controller.handlePanel({ type: "searchSessions", query: " login test " });
+  assert.deepEqual(conn.calls.at(-1), ["session/search", { query: "login test", limit: 50 }]);
+  const hits = posted.at(-1) as Extract<HostToPanel, { type: "sessions" }>;
+  assert.deepEqual(hits.sessions.map((s) => [s.title, s.detail, s.marked]), [
+    ["Why does the **login** **test** fail on CI?", "user · sess_5f1c2a9e0b7d4c33", true],
+    ["…the **login** **test** depends on the clock; freeze it with…", "assistant · sess_5f1c2a9e0b7d4c33", true],
+  ]);
+  const replayed = { sessionId: load.params.sessionId, turnId: "t0", seq: 1, update: { kind: "user_message_chunk" as const, text: "Why does the login test fail on CI?" } };
+  conn.handlers["session/load"] = () => {
+    controller.onUpdate(replayed); // the server replays before it answers
+    return load.result;
+  };
+  posted.length = 0;
+  await controller.handlePanel({ type: "resumeSession", sessionId: load.params.sessionId });
+  assert.deepEqual(posted, [
+    { type: "session", session: load.result, resumed: true, cwd: "/work" },
+    { type: "update", params: replayed },
+  ]);
+  assert.equal(controller.session?.sessionId, load.params.sessionId);
+});
+
+test("a server restart drops the session and opens a new one", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  await controller.onServerState("restarting", "agentls stopped; restarting");
+  assert.equal(controller.session, undefined);
+  await controller.onServerState("ready", "agentls restarted");
+  assert.equal(conn.calls.filter(([m]) => m === "session/new").length, 2);
+  assert.deepEqual(posted.slice(-2), [{ type: "server", state: "ready", message: "agentls restarted" }, { type: "session", session: SESSION, cwd: "/work" }]);
+});
+
+test("every server→client method in the schema is handled by the extension", () => {
+  let dir = __dirname;
+  while (!existsSync(join(dir, "protocol", "schema"))) dir = join(dir, "..");
+  const schema = JSON.parse(readFileSync(join(dir, "protocol", "schema", "agentls.schema.json"), "utf8"));
+  const serverToClient = Object.entries(schema.methods as Record<string, { direction: string }>)
+    .filter(([, m]) => m.direction === "server_to_client")
+    .map(([name]) => name)
+    .sort();
+  assert.deepEqual(serverToClient, [...HANDLED_SERVER_METHODS].sort());
+});

@@ -1,0 +1,49 @@
+// The typed messages between the chat panel and its host (the VS Code extension, the JetBrains
+// plugin, or a test page). The host owns the agentls connection; the panel only renders and asks.
+import type {
+  ContentBlock,
+  PromptResult,
+  SessionInfoResult,
+  SessionUpdateParams,
+} from "../../protocol/protocol";
+
+export type ServerState = "starting" | "ready" | "restarting" | "stopped";
+
+/** One row of the session list (`session/list` data or a `session/search` hit). */
+export interface SessionRow {
+  sessionId: string;
+  title: string;
+  detail?: string;
+  updatedAt?: string;
+  /** The title marks matched terms with `**` (search hits). */
+  marked?: boolean;
+}
+
+export type HostToPanel =
+  | { type: "server"; state: ServerState; message?: string }
+  /** A new (or resumed) session: the transcript starts over; a resume replays updates next. */
+  | { type: "session"; session: SessionInfoResult; resumed?: boolean; cwd?: string }
+  | { type: "update"; params: SessionUpdateParams }
+  | { type: "promptResult"; result: PromptResult }
+  | { type: "promptError"; message: string }
+  | { type: "error"; message: string }
+  | { type: "model"; modelId: string }
+  /** The session list, or why there is none (`unavailable`). */
+  | { type: "sessions"; sessions: SessionRow[]; query?: string; unavailable?: string }
+  | { type: "focusInput" };
+
+export type PanelToHost =
+  | { type: "ready" }
+  | { type: "prompt"; prompt: ContentBlock[] }
+  | { type: "cancel" }
+  | { type: "newSession" }
+  | { type: "setModel"; modelId: string }
+  | { type: "listSessions" }
+  | { type: "searchSessions"; query: string }
+  | { type: "resumeSession"; sessionId: string }
+  | { type: "openFile"; path: string; line?: number }
+  | { type: "openLink"; href: string }
+  | { type: "copy"; text: string };
+
+export type HostToPanelType = HostToPanel["type"];
+export type PanelToHostType = PanelToHost["type"];

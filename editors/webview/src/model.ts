@@ -1,0 +1,104 @@
+// What the panel shows: transcript items and the panel state, as plain data.
+import type { Diff, Location, PlanEntry, SessionInfoResult, ToolCall, Usage } from "../../protocol/protocol";
+import type { ServerState, SessionRow } from "./messages";
+
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "denied";
+
+interface ItemBase {
+  id: string;
+  /** Bumped on every change, so the view re-renders only what changed. */
+  rev: number;
+  turnId?: string;
+}
+
+export interface UserItem extends ItemBase {
+  kind: "user";
+  text: string;
+  images: number;
+}
+export interface TextItem extends ItemBase {
+  kind: "text";
+  text: string;
+}
+export interface ThoughtItem extends ItemBase {
+  kind: "thought";
+  text: string;
+}
+export interface ToolItem extends ItemBase {
+  kind: "tool";
+  toolCallId: string;
+  name: string;
+  title: string;
+  toolKind: ToolCall["toolKind"];
+  input: Record<string, unknown>;
+  locations: Location[];
+  status: ToolStatus;
+  output?: string;
+  error?: string;
+  diff?: Diff;
+  /** "pending" while the user is asked; then the chosen option id or "cancelled". */
+  permission?: string;
+  /** A benign outcome worth saying in words (no one could answer, no answer in time, ...). */
+  note?: string;
+}
+export interface PlanItem extends ItemBase {
+  kind: "plan";
+  entries: PlanEntry[];
+}
+export interface SubagentItem extends ItemBase {
+  kind: "subagent";
+  profile: string;
+  status: string;
+  summary?: string;
+  outputFiles: string[];
+}
+export interface TurnItem extends ItemBase {
+  kind: "turn";
+  terminal: string;
+  stopReason: string;
+  usage: Usage;
+}
+export interface NoteItem extends ItemBase {
+  kind: "note";
+  text: string;
+}
+export interface ErrorItem extends ItemBase {
+  kind: "error";
+  text: string;
+}
+
+export type Item =
+  | UserItem
+  | TextItem
+  | ThoughtItem
+  | ToolItem
+  | PlanItem
+  | SubagentItem
+  | TurnItem
+  | NoteItem
+  | ErrorItem;
+
+export interface SessionsView {
+  open: boolean;
+  loading: boolean;
+  query: string;
+  list: SessionRow[];
+  unavailable?: string;
+}
+
+export interface PanelState {
+  server: { state: ServerState; message?: string };
+  session?: SessionInfoResult;
+  /** The session's workspace, to show paths relative to it. */
+  cwd?: string;
+  modelId?: string;
+  busy: boolean;
+  items: Item[];
+  sessions: SessionsView;
+  lastSeq: number;
+  /** Item ids by tool call id / subagent id / turn id, for in-place updates. */
+  byKey: Record<string, string>;
+  /** Where the current model call's items start: a `stream_retry` discards what follows. */
+  stepStart: number;
+  nextId: number;
+}

@@ -1,0 +1,327 @@
+// Items and Markdown to DOM. Each item renders to one element; the Transcript swaps an element
+// only when its item's `rev` changed, and remembers which cards the user opened or closed.
+import { diffStats, hunks, lineDiff } from "./diff";
+import { append, h, icon, ICONS, type Child } from "./dom";
+import { highlight } from "./highlight";
+import { parseMarkdown, type Block, type Inline } from "./markdown";
+import {
+  permissionWords,
+  TERMINAL_WORDS,
+  usageText,
+  type Item,
+  type PlanItem,
+  type SubagentItem,
+  type ToolItem,
+} from "./state";
+
+export interface Actions {
+  /** How to show a path (relative to the workspace when inside it). */
+  displayPath(path: string): string;
+  copy(text: string): void;
+  openFile(path: string, line?: number): void;
+  openLink(href: string): void;
+}
+
+// -- Markdown -----------------------------------------------------------------------------------
+
+export function markdown(source: string, actions: Actions): HTMLElement {
+  const root = h("div", { class: "markdown" });
+  append(root, parseMarkdown(source).map((b) => block(b, actions)));
+  return root;
+}
+
+function block(b: Block, actions: Actions): Node {
+  switch (b.t) {
+    case "p":
+      return h("p", {}, inlines(b.c, actions));
+    case "h":
+      return h(`h${Math.min(b.level + 2, 6)}` as "h3", {}, inlines(b.c, actions));
+    case "code":
+      return codeBlock(b.text, b.lang, actions);
+    case "quote":
+      return h("blockquote", {}, b.c.map((x) => block(x, actions)));
+    case "list": {
+      const items = b.items.map((item) => h("li", {}, item.map((x) => block(x, actions))));
+      return b.ordered ? h("ol", { start: b.start !== 1 ? b.start : undefined }, items) : h("ul", {}, items);
+    }
+    case "table":
+      return h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          {},
+          h("thead", {}, h("tr", {}, b.head.map((c) => h("th", {}, inlines(c, actions))))),
+          h("tbody", {}, b.rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, inlines(c, actions)))))),
+        ),
+      );
+    case "hr":
+      return h("hr");
+  }
+}
+
+function inlines(list: Inline[], actions: Actions): Child[] {
+  return list.map((x) => inline(x, actions));
+}
+
+function inline(x: Inline, actions: Actions): Child {
+  switch (x.t) {
+    case "text":
+      return x.v;
+    case "code":
+      return h("code", {}, x.v);
+    case "strong":
+    case "em":
+    case "del":
+      return h(x.t, {}, inlines(x.c, actions));
+    case "br":
+      return h("br");
+    case "link": {
+      const a = h("a", { href: x.href, title: x.href }, inlines(x.c, actions));
+      a.addEventListener("click", (event) => {
+        event.preventDefault();
+        if (x.href.startsWith("file:")) actions.openFile(decodeURI(x.href.replace(/^file:\/\//, "")));
+        else actions.openLink(x.href);
+      });
+      return a;
+    }
+  }
+}
+
+export function codeBlock(text: string, lang: string, actions: Actions): HTMLElement {
+  const code = h("code", { class: lang ? `lang-${lang}` : undefined });
+  for (const token of highlight(text, lang)) {
+    code.appendChild(token.cls ? h("span", { class: `tok-${token.cls}` }, token.text) : document.createTextNode(token.text));
+  }
+  const copy = h("button", { class: "copy", type: "button", "aria-label": "Copy code", title: "Copy" }, icon(ICONS.copy), "Copy");
+  copy.addEventListener("click", () => {
+    actions.copy(text);
+    copy.classList.add("copied");
+    copy.lastChild!.textContent = "Copied";
+    setTimeout(() => {
+      copy.classList.remove("copied");
+      copy.lastChild!.textContent = "Copy";
+    }, 1500);
+  });
+  return h("div", { class: "code-block" }, h("div", { class: "code-head" }, h("span", { class: "lang" }, lang || "text"), copy), h("pre", {}, code));
+}
+
+// -- items --------------------------------------------------------------------------------------
+
+const STATUS_WORDS: Record<string, string> = {
+  pending: "pending",
+  in_progress: "running",
+  completed: "done",
+  failed: "failed",
+  denied: "denied",
+};
+
+function toolOpenByDefault(item: ToolItem): boolean {
+  if (item.permission === "pending") return true;
+  if (item.toolKind === "execute" && item.status === "in_progress") return true;
+  return !!item.diff || !!item.note;
+}
+
+function section(label: string, ...content: Child[]): HTMLElement {
+  return h("div", { class: "section" }, h("div", { class: "label" }, label), ...content);
+}
+
+function pre(text: string, cls?: string): HTMLElement {
+  return h("pre", { class: cls }, text);
+}
+
+function diffView(item: ToolItem, actions: Actions): HTMLElement | null {
+  if (!item.diff) return null;
+  const lines = lineDiff(item.diff.oldText, item.diff.newText);
+  const stats = diffStats(lines);
+  const body = h("div", { class: "diff", role: "table", "aria-label": `Changes to ${item.diff.path}` });
+  for (const row of hunks(lines)) {
+    if (row.op === "gap") body.appendChild(h("div", { class: "diff-gap" }, `⋯ ${row.skipped} unchanged line${row.skipped === 1 ? "" : "s"}`));
+    else {
+      const cls = row.op === "+" ? "add" : row.op === "-" ? "del" : "ctx";
+      body.appendChild(h("div", { class: `diff-line ${cls}`, role: "row" }, h("span", { class: "diff-op" }, row.op), row.text));
+    }
+  }
+  const path = fileLink(item.diff.path, actions);
+  const head = h(
+    "div",
+    { class: "diff-head" },
+    path,
+    h("span", { class: "diff-stats" }, h("span", { class: "add" }, `+${stats.added}`), " ", h("span", { class: "del" }, `−${stats.removed}`)),
+    item.diff.oldText == null ? h("span", { class: "badge" }, "new file") : null,
+  );
+  return section("Changes", head, body);
+}
+
+function fileLink(path: string, actions: Actions, line?: number | null): HTMLElement {
+  const a = h("a", { href: "#", class: "file", title: path }, actions.displayPath(path) + (line ? `:${line}` : ""));
+  a.addEventListener("click", (event) => {
+    event.preventDefault();
+    actions.openFile(path, line ?? undefined);
+  });
+  return a;
+}
+
+export function displayPath(path: string, cwd?: string): string {
+  if (cwd) {
+    const base = cwd.replace(/[\\/]+$/, "");
+    if (path.startsWith(base + "/") || path.startsWith(base + "\\")) return path.slice(base.length + 1);
+  }
+  const parts = path.split(/[\\/]/);
+  return parts.length > 4 ? `…/${parts.slice(-3).join("/")}` : path;
+}
+
+function outputText(item: ToolItem): string | undefined {
+  if (!item.output) return undefined;
+  if (item.name === "ask_user_question") {
+    try {
+      const value = JSON.parse(item.output) as { summary?: string };
+      if (typeof value.summary === "string") return value.summary;
+    } catch {
+      /* shown as is */
+    }
+  }
+  return item.output;
+}
+
+function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement {
+  const status = item.note && item.status !== "in_progress" ? "note" : item.status;
+  const statusWord = status === "note" ? "no answer" : STATUS_WORDS[item.status] ?? item.status;
+  const summary = h(
+    "summary",
+    {},
+    h("span", { class: `kind kind-${item.toolKind}`, title: item.toolKind }, icon(ICONS[item.toolKind] ?? ICONS.other, item.toolKind)),
+    h("span", { class: "tool-name" }, item.name),
+    h("span", { class: "tool-title" }, item.title),
+    h("span", { class: `status status-${status}`, "aria-label": `status: ${statusWord}` }, statusWord),
+  );
+  const input = JSON.stringify(item.input, null, 2);
+  const output = outputText(item);
+  const body = h(
+    "div",
+    { class: "tool-body" },
+    item.permission ? h("div", { class: `permission permission-${item.permission}` }, `Permission: ${permissionWords(item.permission)}`) : null,
+    item.note ? h("div", { class: "note benign", role: "note" }, item.note) : null,
+    input !== "{}" ? section("Input", pre(input)) : null,
+    diffView(item, actions),
+    output !== undefined ? section(item.status === "in_progress" ? "Output (live)" : "Output", pre(output, "output")) : null,
+    item.error && !item.note ? section("Error", pre(item.error, "error-text")) : null,
+    item.locations.some((l) => l.path !== item.diff?.path)
+      ? section("Files", h("div", { class: "locations" }, item.locations.map((l) => fileLink(l.path, actions, l.line))))
+      : null,
+  );
+  const details = h("details", { open }, summary, body);
+  return h("div", { class: `tool tool-${status}`, "data-kind": "tool", "data-tool-call-id": item.toolCallId, "data-status": item.status }, details);
+}
+
+const PLAN_MARKS: Record<string, string> = { pending: "○", in_progress: "◐", completed: "●", cancelled: "⊘" };
+
+function planView(item: PlanItem): HTMLElement {
+  const done = item.entries.filter((e) => e.status === "completed").length;
+  return h(
+    "div",
+    { class: "plan", "data-kind": "plan", role: "group", "aria-label": "Plan" },
+    h("div", { class: "label" }, `Plan · ${done}/${item.entries.length}`),
+    h(
+      "ol",
+      {},
+      item.entries.map((e) =>
+        h("li", { class: `plan-${e.status}`, "data-status": e.status }, h("span", { class: "mark", "aria-label": e.status }, PLAN_MARKS[e.status] ?? "○"), e.content),
+      ),
+    ),
+  );
+}
+
+function subagentView(item: SubagentItem, actions: Actions): HTMLElement {
+  return h(
+    "div",
+    { class: `subagent subagent-${item.status}`, "data-kind": "subagent", "data-status": item.status },
+    h("div", { class: "subagent-head" }, icon(ICONS.agent), h("span", { class: "profile" }, `Subagent · ${item.profile}`), h("span", { class: `status status-${item.status}` }, item.status)),
+    item.summary ? h("div", { class: "subagent-summary" }, item.summary) : null,
+    item.outputFiles.length ? h("div", { class: "locations" }, item.outputFiles.map((f) => fileLink(f, actions))) : null,
+  );
+}
+
+export function renderItem(item: Item, actions: Actions, open: boolean | undefined): HTMLElement {
+  switch (item.kind) {
+    case "user":
+      return h(
+        "div",
+        { class: "msg user", "data-kind": "user" },
+        h("div", { class: "bubble" }, item.text),
+        item.images ? h("div", { class: "meta" }, `${item.images} image${item.images > 1 ? "s" : ""} attached`) : null,
+      );
+    case "text":
+      return h("div", { class: "msg agent", "data-kind": "text" }, markdown(item.text, actions));
+    case "thought":
+      return h("details", { class: "thought", "data-kind": "thought", open: open ?? false }, h("summary", {}, "Thinking"), markdown(item.text, actions));
+    case "tool":
+      return toolCard(item, actions, open ?? toolOpenByDefault(item));
+    case "plan":
+      return planView(item);
+    case "subagent":
+      return subagentView(item, actions);
+    case "turn":
+      return h(
+        "div",
+        { class: `turn-end turn-${item.terminal}`, "data-kind": "turn", "data-terminal": item.terminal },
+        h("span", { class: "terminal" }, TERMINAL_WORDS[item.terminal] ?? item.terminal),
+        h("span", { class: "usage" }, usageText(item.usage)),
+      );
+    case "note":
+      return h("div", { class: "note", "data-kind": "note", role: "note" }, item.text);
+    case "error":
+      return h("div", { class: "error", "data-kind": "error", role: "alert" }, item.text);
+  }
+}
+
+/** The conversation: keyed, incremental, keeps the user's open/closed choices and scroll. */
+export class Transcript {
+  private rendered = new Map<string, { rev: number; el: HTMLElement }>();
+  private openState = new Map<string, boolean>();
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly actions: Actions,
+  ) {}
+
+  render(items: Item[]): void {
+    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    const seen = new Set<string>();
+    let prev: Element | null = null;
+    for (const item of items) {
+      seen.add(item.id);
+      let entry = this.rendered.get(item.id);
+      if (!entry || entry.rev !== item.rev) {
+        const el = renderItem(item, this.actions, this.openState.get(item.id));
+        el.dataset.itemId = item.id;
+        this.watchToggle(item.id, el);
+        if (entry) entry.el.replaceWith(el);
+        entry = { rev: item.rev, el };
+        this.rendered.set(item.id, entry);
+      }
+      const expected: Element | null = prev ? prev.nextElementSibling : this.root.firstElementChild;
+      if (expected !== entry.el) this.root.insertBefore(entry.el, expected);
+      prev = entry.el;
+    }
+    for (const [id, entry] of this.rendered) {
+      if (seen.has(id)) continue;
+      entry.el.remove();
+      this.rendered.delete(id);
+      this.openState.delete(id);
+    }
+    if (stick) this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  private watchToggle(id: string, el: HTMLElement): void {
+    const details = el.tagName === "DETAILS" ? (el as HTMLDetailsElement) : el.querySelector(":scope > details");
+    if (!details) return;
+    const initial = (details as HTMLDetailsElement).open;
+    // Remember only what the user changed: the default may change as the card's status does.
+    details.addEventListener("toggle", () => {
+      const open = (details as HTMLDetailsElement).open;
+      if (open === initial && !this.openState.has(id)) return;
+      this.openState.set(id, open);
+    });
+  }
+}

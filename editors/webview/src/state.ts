@@ -1,0 +1,367 @@
+// The panel's state and the one function that folds host messages into it. No DOM here: the
+// view renders whatever this produces, and unit tests drive it with the golden fixtures.
+import type {
+  PromptResult,
+  SessionUpdate,
+  SessionUpdateParams,
+  ToolCall,
+  Usage,
+} from "../../protocol/protocol";
+import type { HostToPanel } from "./messages";
+import type { Item, PanelState, ToolItem } from "./model";
+import { BENIGN_NOTES, fmt, mcpWords } from "./words";
+
+export type * from "./model";
+export { BENIGN_NOTES, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
+
+export function initialState(): PanelState {
+  return {
+    server: { state: "starting" },
+    busy: false,
+    items: [],
+    sessions: { open: false, loading: false, query: "", list: [] },
+    lastSeq: 0,
+    byKey: {},
+    stepStart: 0,
+    nextId: 1,
+  };
+}
+
+/** The `session/update` kinds this panel renders; fixtures of other kinds fail a test. */
+export const HANDLED_KINDS: readonly string[] = [
+  "user_message_chunk",
+  "agent_message_chunk",
+  "agent_thought_chunk",
+  "tool_call",
+  "tool_call_update",
+  "permission",
+  "plan",
+  "subagent",
+  "question",
+  "model_switched",
+  "compaction",
+  "stream_retry",
+  "mcp_status",
+  "step_finish",
+  "turn_end",
+];
+
+/** Fold one host message into the state (mutating it) and return it. */
+export function reduce(state: PanelState, msg: HostToPanel): PanelState {
+  switch (msg.type) {
+    case "server":
+      state.server = { state: msg.state, message: msg.message };
+      if (msg.state !== "ready") state.busy = false;
+      return state;
+    case "session":
+      resetTranscript(state);
+      state.session = msg.session;
+      state.cwd = msg.cwd;
+      state.modelId = msg.session.model;
+      state.sessions.open = false;
+      if (msg.resumed) add(state, { kind: "note", text: "Resumed session." });
+      return state;
+    case "update":
+      applyUpdate(state, msg.params);
+      return state;
+    case "promptResult":
+      finishTurn(state, msg.result);
+      return state;
+    case "promptError":
+      state.busy = false;
+      add(state, { kind: "error", text: msg.message });
+      return state;
+    case "error":
+      add(state, { kind: "error", text: msg.message });
+      return state;
+    case "model":
+      state.modelId = msg.modelId;
+      return state;
+    case "sessions":
+      state.sessions = {
+        ...state.sessions,
+        loading: false,
+        list: msg.sessions,
+        unavailable: msg.unavailable,
+        query: msg.query ?? state.sessions.query,
+      };
+      return state;
+    case "focusInput":
+      return state;
+    default:
+      return ignore(msg, state); // a newer host may send more
+  }
+}
+
+/** Exhaustive at compile time (`never`), tolerant at run time (a newer peer's messages). */
+function ignore<T>(_unknown: never, result: T): T {
+  return result;
+}
+
+/** The panel's own actions (no host round trip needed to show them). */
+export function startPrompt(state: PanelState, text: string, images: number): PanelState {
+  add(state, { kind: "user", text, images });
+  state.stepStart = state.items.length;
+  state.busy = true;
+  return state;
+}
+
+export function openSessions(state: PanelState, open: boolean): PanelState {
+  state.sessions = { ...state.sessions, open, loading: open };
+  return state;
+}
+
+function resetTranscript(state: PanelState): void {
+  state.items = [];
+  state.byKey = {};
+  state.stepStart = 0;
+  state.lastSeq = 0;
+  state.busy = false;
+}
+
+type NewItem = Item extends infer T ? (T extends Item ? Omit<T, "id" | "rev"> : never) : never;
+
+function add(state: PanelState, item: NewItem, key?: string): Item {
+  const full = { ...item, id: `i${state.nextId++}`, rev: 1 } as Item;
+  state.items.push(full);
+  if (key) state.byKey[key] = full.id;
+  return full;
+}
+
+function find<K extends Item["kind"]>(
+  state: PanelState,
+  key: string,
+  kind: K,
+): Extract<Item, { kind: K }> | undefined {
+  const id = state.byKey[key];
+  const item = id ? state.items.find((i) => i.id === id) : undefined;
+  return item && item.kind === kind ? (item as Extract<Item, { kind: K }>) : undefined;
+}
+
+function touch(item: Item): void {
+  item.rev++;
+}
+
+function applyUpdate(state: PanelState, params: SessionUpdateParams): void {
+  if (state.session && params.sessionId !== state.session.sessionId) return;
+  if (params.seq <= state.lastSeq) return; // a duplicate or a replay we already showed
+  state.lastSeq = params.seq;
+  applyKind(state, params.turnId, params.update);
+}
+
+function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
+  switch (u.kind) {
+    case "user_message_chunk":
+      appendText(state, turnId, "user", u.text);
+      return;
+    case "agent_message_chunk":
+      appendText(state, turnId, "text", u.text);
+      return;
+    case "agent_thought_chunk":
+      appendText(state, turnId, "thought", u.text);
+      return;
+    case "tool_call":
+      toolCall(state, turnId, u);
+      return;
+    case "tool_call_update": {
+      const tool = findTool(state, turnId, u.toolCallId);
+      tool.status = u.status;
+      if (u.output != null) tool.output = u.output;
+      if (u.error != null) tool.error = u.error;
+      if (u.diff) tool.diff = u.diff;
+      tool.note = benignNote(tool);
+      touch(tool);
+      return;
+    }
+    case "permission": {
+      const tool = findTool(state, turnId, u.toolCallId);
+      tool.permission = u.outcome ?? "pending";
+      touch(tool);
+      return;
+    }
+    case "plan": {
+      const plan = find(state, `plan:${turnId}`, "plan");
+      if (plan) {
+        plan.entries = u.entries;
+        touch(plan);
+      } else add(state, { kind: "plan", turnId, entries: u.entries }, `plan:${turnId}`);
+      return;
+    }
+    case "subagent": {
+      const sub = find(state, `sub:${u.id}`, "subagent");
+      const fields = {
+        profile: u.profile,
+        status: u.status,
+        summary: u.summary ?? undefined,
+        outputFiles: u.outputFiles ?? [],
+      };
+      if (sub) {
+        Object.assign(sub, fields);
+        touch(sub);
+      } else add(state, { kind: "subagent", turnId, ...fields }, `sub:${u.id}`);
+      return;
+    }
+    case "question":
+      questionNote(state, turnId, u.outcome ?? null);
+      return;
+    case "model_switched":
+      state.modelId = u.model;
+      add(state, { kind: "note", turnId, text: `Switched to ${u.model} (${u.reason}).` });
+      return;
+    case "compaction":
+      add(state, {
+        kind: "note",
+        turnId,
+        text: `Compacted the conversation: ${fmt(u.before)} → ${fmt(u.after)} tokens.`,
+      });
+      return;
+    case "mcp_status":
+      add(state, { kind: "note", turnId, text: mcpWords(u.server, u.status, u.tools ?? undefined, u.error ?? undefined) });
+      return;
+    case "step_finish":
+      state.stepStart = state.items.length;
+      return;
+    case "stream_retry":
+      discardStep(state, turnId);
+      add(state, {
+        kind: "note",
+        turnId,
+        text: `The model call failed (${u.error}); retry ${u.attempt} in ${u.delay} s.`,
+      });
+      state.stepStart = state.items.length;
+      return;
+    case "turn_end":
+      endTurn(state, turnId, u.terminal, u.stopReason, u.usage, u.error ?? undefined);
+      return;
+    default:
+      return ignore(u, undefined); // kinds added later are ignored, as the protocol asks
+  }
+}
+
+/** Drop what the failed model call streamed: its text, thinking and announced tool calls. */
+function discardStep(state: PanelState, turnId: string): void {
+  const kept = state.items.slice(0, state.stepStart);
+  for (const item of state.items.slice(state.stepStart)) {
+    const streamed = item.kind === "text" || item.kind === "thought" || (item.kind === "tool" && item.status === "pending");
+    if (streamed && item.turnId === turnId) {
+      for (const [key, id] of Object.entries(state.byKey)) if (id === item.id) delete state.byKey[key];
+    } else kept.push(item);
+  }
+  state.items = kept;
+}
+
+function appendText(
+  state: PanelState,
+  turnId: string,
+  kind: "text" | "thought" | "user",
+  text: string,
+): void {
+  const last = state.items.length > state.stepStart ? state.items[state.items.length - 1] : undefined;
+  if (last && last.kind === kind && last.turnId === turnId) {
+    last.text += text;
+    touch(last);
+    return;
+  }
+  if (kind === "user") add(state, { kind, turnId, text, images: 0 });
+  else add(state, { kind, turnId, text });
+}
+
+function toolCall(state: PanelState, turnId: string, u: ToolCall): void {
+  const fields = {
+    name: u.name,
+    title: u.title,
+    toolKind: u.toolKind,
+    input: u.input,
+    locations: u.locations ?? [],
+  };
+  const existing = find(state, `tool:${u.toolCallId}`, "tool");
+  if (existing) {
+    Object.assign(existing, fields);
+    touch(existing);
+    return;
+  }
+  add(
+    state,
+    { kind: "tool", turnId, toolCallId: u.toolCallId, status: "pending", ...fields },
+    `tool:${u.toolCallId}`,
+  );
+}
+
+/** A tool card for an id we have not seen announced (e.g. a replay that starts mid-turn). */
+function findTool(state: PanelState, turnId: string, toolCallId: string): ToolItem {
+  const found = find(state, `tool:${toolCallId}`, "tool");
+  if (found) return found;
+  return add(
+    state,
+    {
+      kind: "tool",
+      turnId,
+      toolCallId,
+      name: "tool",
+      title: toolCallId,
+      toolKind: "other",
+      input: {},
+      locations: [],
+      status: "pending",
+    },
+    `tool:${toolCallId}`,
+  ) as ToolItem;
+}
+
+/** ask_user_question answers with `{error: "user_not_reachable" | ...}` when no answer came. */
+export function benignNote(tool: Pick<ToolItem, "output" | "error">): string | undefined {
+  for (const text of [tool.output, tool.error]) {
+    if (!text) continue;
+    const code = errorCode(text);
+    if (code && BENIGN_NOTES[code]) return BENIGN_NOTES[code];
+  }
+  return undefined;
+}
+
+function errorCode(text: string): string | undefined {
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value === "object" && typeof value.error === "string") return value.error;
+  } catch {
+    const match = /\b(user_not_reachable|user_timeout|user_rejected)\b/.exec(text);
+    return match?.[1];
+  }
+  return undefined;
+}
+
+function questionNote(state: PanelState, turnId: string, outcome: string | null): void {
+  const text =
+    outcome === null
+      ? "The agent asked you a question."
+      : outcome === "answered"
+        ? "You answered the agent's question."
+        : outcome === "declined"
+          ? "You declined the agent's question."
+          : (BENIGN_NOTES[outcome] ?? `Question: ${outcome}.`);
+  const key = `question:${turnId}`;
+  const note = find(state, key, "note");
+  if (note && outcome !== null) {
+    note.text = text;
+    touch(note);
+    delete state.byKey[key];
+  } else add(state, { kind: "note", turnId, text }, key);
+}
+
+function endTurn(
+  state: PanelState,
+  turnId: string,
+  terminal: string,
+  stopReason: string,
+  usage: Usage,
+  error?: string,
+): void {
+  if (find(state, `turn:${turnId}`, "turn")) return;
+  state.busy = false;
+  if (error) add(state, { kind: "error", turnId, text: error });
+  add(state, { kind: "turn", turnId, terminal, stopReason, usage }, `turn:${turnId}`);
+}
+
+function finishTurn(state: PanelState, result: PromptResult): void {
+  endTurn(state, result.turnId, result.terminal, result.stopReason, result.usage, result.error ?? undefined);
+  state.busy = false;
+}

@@ -1,0 +1,43 @@
+// The words the panel uses for outcomes, statuses and token counts.
+import type { Usage } from "../../protocol/protocol";
+
+export const BENIGN_NOTES: Record<string, string> = {
+  user_not_reachable: "Nobody could answer here; the agent goes on with its best judgement.",
+  user_timeout: "No answer in time; the agent goes on with its best judgement.",
+  user_rejected: "You declined to answer.",
+};
+
+const PERMISSION_WORDS: Record<string, string> = {
+  pending: "waiting for your approval",
+  allow_once: "allowed once",
+  allow_always: "always allowed",
+  reject_once: "rejected",
+  reject_always: "always rejected",
+  cancelled: "not answered",
+};
+
+export function permissionWords(outcome: string): string {
+  return PERMISSION_WORDS[outcome] ?? outcome;
+}
+
+export function fmt(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+export function usageText(usage: Usage): string {
+  const parts = [`${fmt(usage.inputTokens ?? 0)} in`, `${fmt(usage.outputTokens ?? 0)} out`];
+  if (usage.cacheReadTokens) parts.push(`${fmt(usage.cacheReadTokens)} cached`);
+  return `${parts.join(" · ")} tokens`;
+}
+
+export const TERMINAL_WORDS: Record<string, string> = {
+  completed: "Done",
+  aborted: "Cancelled",
+  failed: "Failed",
+  timed_out: "Timed out",
+};
+
+export function mcpWords(server: string, status: string, tools?: number, error?: string): string {
+  const what = status === "connected" && tools !== undefined ? `connected (${tools} tool${tools === 1 ? "" : "s"})` : status;
+  return `MCP server ${server}: ${what}${error ? ` — ${error}` : ""}`;
+}

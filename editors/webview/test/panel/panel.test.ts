@@ -1,0 +1,257 @@
+// The chat panel in real headless Chromium, under the VS Code and the JCEF bridge, fed the
+// golden session/update fixtures; asserts what a person would see and what the host receives.
+import assert from "node:assert/strict";
+import type { Server } from "node:http";
+import { after, before, describe, test } from "node:test";
+import type { Browser } from "playwright-core";
+import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import type { HostToPanel } from "../../src/messages";
+import { fixture, goldenTranscript } from "../fixtures";
+import { launchBrowser, openPanel, serveDist, type BridgeKind, type PanelPage } from "./harness";
+
+const PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const SESSION = fixture("session_new.json").result as SessionInfoResult;
+
+let browser: Browser;
+let server: Server;
+let origin: string;
+
+before(async () => {
+  browser = await launchBrowser();
+  ({ server, origin } = await serveDist());
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function ready(p: PanelPage): Promise<void> {
+  await p.send({ type: "server", state: "ready" });
+  await p.send({ type: "session", session: SESSION });
+}
+
+function live(seq: number, update: SessionUpdateParams["update"]): HostToPanel {
+  return { type: "update", params: { sessionId: SESSION.sessionId, turnId: "turn_live", seq, update } };
+}
+
+for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
+  describe(`panel under the ${bridge} bridge`, () => {
+    test("says ready first, then renders the golden transcript", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      assert.deepEqual(await p.sent(), [{ type: "ready" }]);
+      for (const msg of goldenTranscript()) await p.send(msg);
+      const page = p.page;
+      const texts = (sel: string) => page.locator(sel).allInnerTexts();
+
+      assert.deepEqual(await texts("[data-kind=user] .bubble"), ["use pytest"]);
+      assert.deepEqual(await texts("[data-kind=text]"), ["The file says"]);
+      const edit = page.locator("[data-tool-call-id=call_edit]");
+      assert.equal(await edit.getAttribute("data-status"), "completed");
+      assert.deepEqual(await edit.locator(".diff-line").allInnerTexts(), ["-x = 1", "+x = 2"]);
+      assert.equal(await edit.locator(".diff-head a.file").innerText(), "app.py", "paths show relative to the workspace");
+      assert.equal(await edit.locator("details").getAttribute("open"), "", "a card with a diff starts open");
+      const denied = page.locator("[data-tool-call-id=call_2]");
+      assert.equal(await denied.getAttribute("data-status"), "denied");
+      assert.match(await denied.locator(".status").innerText(), /denied/);
+      await denied.locator("summary").click();
+      assert.match(await denied.locator(".permission").innerText(), /Permission: rejected/);
+      assert.match(await denied.locator(".error-text").innerText(), /The user denied this tool call/);
+      assert.deepEqual(await page.locator(".plan li").allTextContents(), ["●Read the failing test", "◐Fix the parser"]);
+      assert.deepEqual(await page.locator(".plan li").evaluateAll((els) => els.map((e) => e.getAttribute("data-status"))), ["completed", "in_progress"]);
+      assert.match(await page.locator("[data-kind=subagent]").innerText(), /explorer[\s\S]*completed[\s\S]*The parser lives in src\/parse\.py/);
+      const notes = await texts("[data-kind=note]");
+      assert.deepEqual(notes, [
+        "The model call failed (anthropic: HTTP 529: Overloaded); retry 1 in 0.75 s.",
+        "MCP server db: failed — MCP server 'db' is not running (failed: the server closed the connection)",
+        "You answered the agent's question.",
+        "Switched to claude-sonnet-4-6 (image in prompt).",
+        "Compacted the conversation: 150,000 → 42,000 tokens.",
+      ]);
+      const end = page.locator("[data-kind=turn]");
+      assert.equal(await end.getAttribute("data-terminal"), "aborted");
+      assert.match(await end.innerText(), /Cancelled\s+250 in · 28 out tokens/);
+      assert.equal(await page.locator("#model").inputValue(), "claude-sonnet-4-6");
+      assert.match(await page.locator("#status").innerText(), /default mode/);
+      assert.deepEqual(await p.problems(), []);
+      if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/golden-${bridge}.png`, fullPage: true });
+      await page.close();
+    });
+
+    test("streams Markdown with highlighted code, thinking collapsed, live tool output", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      await ready(p);
+      const page = p.page;
+      const chunks = ["Here is **the", " fix**:\n\n```python\ndef add(a, b):\n", "    return a + b  # sum\n```\n\nDone."];
+      await p.send(live(1, { kind: "agent_thought_chunk", text: "Thinking about *sums*." }));
+      for (const [i, text] of chunks.entries()) await p.send(live(i + 2, { kind: "agent_message_chunk", text }));
+      assert.equal(await page.locator("details.thought").getAttribute("open"), null, "thinking starts collapsed");
+      assert.equal(await page.locator("[data-kind=text] strong").innerText(), "the fix");
+      const code = page.locator(".code-block code.lang-python");
+      assert.equal(await code.innerText(), "def add(a, b):\n    return a + b  # sum");
+      assert.deepEqual(await code.locator(".tok-kw").allInnerTexts(), ["def", "return"]);
+      assert.deepEqual(await code.locator(".tok-com").allInnerTexts(), ["# sum"]);
+      await page.locator(".code-block button.copy").click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "copy", text: "def add(a, b):\n    return a + b  # sum" });
+
+      await p.send(live(5, { kind: "tool_call", toolCallId: "sh1", name: "bash", title: "Run `make test`", toolKind: "execute", input: { command: "make test" } }));
+      await p.send(live(6, { kind: "tool_call_update", toolCallId: "sh1", status: "in_progress", output: "line 1\n" }));
+      const card = page.locator("[data-tool-call-id=sh1]");
+      assert.equal(await card.locator("details").getAttribute("open"), "", "a running shell card shows its output");
+      assert.match(await card.locator(".section").last().innerText(), /OUTPUT \(LIVE\)\s+line 1/i);
+      await p.send(live(7, { kind: "tool_call_update", toolCallId: "sh1", status: "in_progress", output: "line 1\nline 2\n" }));
+      assert.equal(await card.locator("pre.output").innerText(), "line 1\nline 2\n");
+      await p.send(live(8, { kind: "tool_call_update", toolCallId: "sh1", status: "completed", output: "line 1\nline 2\nok\n" }));
+      assert.equal(await card.getAttribute("data-status"), "completed");
+      assert.equal(await card.locator(".tool-title").innerText(), "Run `make test`");
+      assert.equal(await card.locator(".kind svg").getAttribute("aria-label"), "execute");
+
+      await p.send(live(9, { kind: "tool_call", toolCallId: "q1", name: "ask_user_question", title: "Ask: Which runner?", toolKind: "think", input: {} }));
+      await p.send(live(10, { kind: "tool_call_update", toolCallId: "q1", status: "completed", output: '{"error": "user_not_reachable", "hint": "x"}' }));
+      assert.match(await page.locator("[data-tool-call-id=q1] .note.benign").innerText(), /Nobody could answer/);
+      assert.equal(await page.locator("[data-tool-call-id=q1] .status").innerText(), "no answer");
+      await p.send(live(11, { kind: "turn_end", terminal: "failed", stopReason: "error", usage: { inputTokens: 1200, outputTokens: 30 }, error: "openai: HTTP 500" }));
+      assert.equal(await page.locator("[data-kind=error]").innerText(), "openai: HTTP 500");
+      assert.match(await page.locator("[data-kind=turn]").innerText(), /Failed\s+1,200 in · 30 out tokens/);
+      assert.deepEqual(await p.problems(), []);
+      if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/live-${bridge}.png`, fullPage: true });
+      await page.close();
+    });
+
+    test("keyboard: Enter sends, Shift+Enter adds a line, Esc cancels", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      await ready(p);
+      const page = p.page;
+      const prompt = page.getByLabel("Message to the agent");
+      await prompt.click();
+      await page.keyboard.type("first line");
+      await page.keyboard.press("Shift+Enter");
+      await page.keyboard.type("second line");
+      assert.equal(await prompt.inputValue(), "first line\nsecond line");
+      await page.keyboard.press("Enter");
+      assert.deepEqual((await p.sent()).at(-1), { type: "prompt", prompt: [{ type: "text", text: "first line\nsecond line" }] });
+      assert.equal(await prompt.inputValue(), "");
+      assert.equal(await page.locator("[data-kind=user] .bubble").innerText(), "first line\nsecond line");
+      assert.ok(await page.getByRole("button", { name: "Stop the running turn" }).isVisible());
+      assert.ok(!(await page.getByRole("button", { name: "Send" }).isVisible()));
+      await page.keyboard.type("queued");
+      await page.keyboard.press("Enter");
+      assert.equal((await p.sent()).filter((m) => m.type === "prompt").length, 1, "no second prompt while a turn runs");
+      await page.keyboard.press("Escape");
+      assert.deepEqual((await p.sent()).at(-1), { type: "cancel" });
+      await page.getByRole("button", { name: "Stop the running turn" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "cancel" });
+      await p.send({ type: "promptResult", result: { turnId: "t1", terminal: "aborted", stopReason: "cancelled", usage: {} } });
+      assert.ok(await page.getByRole("button", { name: "Send" }).isVisible());
+      assert.match(await page.locator("[data-kind=turn]").innerText(), /Cancelled/);
+      await page.close();
+    });
+
+    test("images: file picker, paste and drop attach; the prompt carries them", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      await ready(p);
+      const page = p.page;
+      const chooser = page.waitForEvent("filechooser");
+      await page.getByRole("button", { name: "Attach image" }).click();
+      await (await chooser).setFiles({ name: "shot.png", mimeType: "image/png", buffer: Buffer.from(PNG_1PX, "base64") });
+      await page.locator(".attachment").first().waitFor();
+      await page.evaluate((data) => {
+        const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+        const transfer = () => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([bytes], "pasted.png", { type: "image/png" }));
+          return dt;
+        };
+        document.getElementById("prompt")!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer(), bubbles: true, cancelable: true }));
+        const composer = document.querySelector(".composer")!;
+        composer.dispatchEvent(new DragEvent("dragover", { dataTransfer: transfer(), bubbles: true, cancelable: true }));
+        composer.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer(), bubbles: true, cancelable: true }));
+      }, PNG_1PX);
+      await page.waitForFunction(() => document.querySelectorAll(".attachment").length === 3);
+      await page.getByRole("button", { name: "Remove pasted.png" }).first().click();
+      assert.equal(await page.locator(".attachment").count(), 2);
+      await page.getByLabel("Message to the agent").fill("what is this?");
+      await page.getByRole("button", { name: "Send" }).click();
+      const sent = (await p.sent()).at(-1);
+      assert.deepEqual(sent, {
+        type: "prompt",
+        prompt: [
+          { type: "text", text: "what is this?" },
+          { type: "image", data: PNG_1PX, mimeType: "image/png" },
+          { type: "image", data: PNG_1PX, mimeType: "image/png" },
+        ],
+      });
+      assert.equal(await page.locator("[data-kind=user] .meta").innerText(), "2 images attached");
+      assert.equal(await page.locator(".attachment").count(), 0);
+      assert.deepEqual(await p.problems(), [], "image previews (data: URLs) are allowed by the CSP");
+      await page.close();
+    });
+
+    test("model picker, new session, session list (unavailable, results, resume)", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      const many = { ...SESSION, models: { ...SESSION.models, availableModels: [...SESSION.models.availableModels, { modelId: "claude-opus-4-8", name: "claude-opus-4-8", provider: "anthropic" }] } };
+      await p.send({ type: "server", state: "ready" });
+      await p.send({ type: "session", session: many });
+      const page = p.page;
+      await page.getByLabel("Model").selectOption("claude-opus-4-8");
+      assert.deepEqual((await p.sent()).at(-1), { type: "setModel", modelId: "claude-opus-4-8" });
+      await page.getByRole("button", { name: "New session" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "newSession" });
+
+      await page.getByRole("button", { name: "Sessions" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "listSessions" });
+      await p.send({ type: "sessions", sessions: [], unavailable: "Session history is not available from this agentls server yet." });
+      assert.equal(await page.getByRole("dialog", { name: "Sessions" }).locator(".unavailable").innerText(), "Session history is not available from this agentls server yet.");
+      await page.getByLabel("Search sessions").fill("parser");
+      await page.waitForFunction(() => (window as any).__sent.some((m: { type: string }) => m.type === "searchSessions"));
+      assert.deepEqual((await p.sent()).at(-1), { type: "searchSessions", query: "parser" });
+      await p.send({ type: "sessions", query: "parser", sessions: [{ sessionId: "sess_1", title: "Fix the parser", detail: "…the parser lives in src/parse.py…" }] });
+      await page.getByRole("listitem").filter({ hasText: "Fix the parser" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "resumeSession", sessionId: "sess_1" });
+      await p.send({ type: "session", session: { ...SESSION, sessionId: "sess_1" }, resumed: true });
+      assert.ok(await page.getByRole("dialog", { name: "Sessions" }).isHidden());
+      assert.equal(await page.locator("[data-kind=note]").innerText(), "Resumed session.");
+      await page.getByRole("button", { name: "Sessions" }).click();
+      await page.keyboard.press("Escape");
+      assert.ok(await page.getByRole("dialog", { name: "Sessions" }).isHidden(), "Esc closes the session list");
+      await page.close();
+    });
+
+    test("server restarts are shown and block sending until a session exists", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      const page = p.page;
+      assert.match(await page.locator("#status").innerText(), /Starting agentls/);
+      assert.ok(await page.getByRole("button", { name: "Send" }).isDisabled());
+      await ready(p);
+      assert.ok(await page.getByRole("button", { name: "Send" }).isEnabled());
+      await p.send({ type: "server", state: "restarting", message: "agentls stopped unexpectedly; restarting it" });
+      assert.equal(await page.locator("#status").innerText(), "agentls stopped unexpectedly; restarting it");
+      assert.ok(await page.getByRole("button", { name: "Send" }).isDisabled());
+      await page.close();
+    });
+  });
+}
+
+test("a plain browser page hosts the panel too (messages to window.__agentOutbox)", async () => {
+  const p = await openPanel(browser, origin, "browser");
+  await ready(p);
+  await p.page.getByLabel("Message to the agent").fill("hi");
+  await p.page.keyboard.press("Enter");
+  assert.deepEqual(await p.sent(), [{ type: "ready" }, { type: "prompt", prompt: [{ type: "text", text: "hi" }] }]);
+  await p.page.close();
+});
+
+test("the page's CSP allows only nonce'd scripts", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  const csp = await p.page.locator("meta[http-equiv=Content-Security-Policy]").getAttribute("content");
+  assert.match(csp!, /default-src 'none'/);
+  assert.match(csp!, /script-src 'nonce-[^']+'$/);
+  const ran = await p.page.evaluate(() => {
+    const s = document.createElement("script");
+    s.textContent = "window.__injected = true";
+    document.body.appendChild(s);
+    return (window as any).__injected === true;
+  });
+  assert.equal(ran, false, "an injected inline script must not run");
+  await p.page.close();
+});

@@ -1,0 +1,190 @@
+"""The hand-written parts of protocol/README.md; `protocol.docs` puts the generated ones around
+them. Edit here, then run `python -m protocol.docs`."""
+
+from __future__ import annotations
+
+from protocol import errors
+from protocol.methods import PROTOCOL_VERSION
+
+INTRO = """\
+agentls speaks JSON-RPC 2.0 over the stdio of `agentls serve`, framed like the Language Server
+Protocol. Editors, scripts and CI jobs all use the same methods. This page is generated from the
+method table in `protocol/methods.py` and the golden examples in `protocol/fixtures/`
+(run `{command}`); the machine-readable form is `protocol/schema/agentls.schema.json`. A Python
+client ships in the package: `protocol.client` (see [Python client](#python-client))."""
+
+TRANSPORT = """\
+Start `agentls serve` as a child process and talk over its stdin and stdout. Every message is
+a header, a blank line, and a UTF-8 JSON body:
+
+```text
+Content-Length: {length}\\r\\n
+\\r\\n
+{body}
+```
+
+- `Content-Length` counts bytes of the body; other headers are ignored.
+- Messages are JSON-RPC 2.0 requests, responses and notifications; ids are strings or integers;
+  batches are not supported. Fields are camelCase.
+- stdout carries frames only. Logs go to stderr and to `logs/serve.log` in the data dir: read or
+  discard stderr, since a full pipe blocks the server.
+- Bad input never stops the server: an unparseable frame or a malformed message is answered with
+  an error (its `id` is null when the message's id cannot be read), and reading resumes at the
+  next header."""
+
+LIFECYCLE = """\
+The lifecycle is plain LSP, so `vscode-languageclient`, LSP4J and similar clients work as is:
+
+1. the client sends `initialize` with its capabilities, and waits for the answer;
+2. the client sends the `initialized` notification;
+3. sessions: `session/new` (or `session/load`), then turns with `session/prompt`;
+4. the client sends `shutdown` (running turns are cancelled), then the `exit` notification, and
+   closes the server's stdin. The server also exits when its stdin ends.
+
+```json
+{initialize_request}
+```
+
+```json
+{initialize_response}
+```"""
+
+CAPABILITIES = """\
+The client says what it can show in `capabilities.experimental.agentls`:
+
+| field | meaning when true |
+|---|---|
+| `permissions` | it answers `session/request_permission`. Without it, every tool call that needs approval is refused and the model is told so. |
+| `questions` | it answers `session/ask_question`. Without it, the `ask_user_question` tool returns `user_not_reachable` and the model proceeds on its own. |
+| `images` | it can send and show images. |
+| `diffs` | it can render the `diff` of a `tool_call_update`. |
+
+The server answers in the same place:
+
+| field | meaning |
+|---|---|
+| `protocolVersion` | the version of this protocol, an integer (now {version}). |
+| `version` | the agentls version. |
+| `engines` | engine ids `session/new` accepts. |
+| `providers` | model provider ids `session/new` accepts. |
+| `features` | optional features this server has, e.g. `steer`, `images`, `permissions`, `questions`. |
+
+**Versioning.** `protocolVersion` changes only with a breaking change: a method or field removed
+or renamed, or a meaning changed. Clients compare it exactly (the Python client refuses another
+version). Additions keep the version, so a client must:
+
+- ignore fields it does not know, in results and in updates;
+- ignore update kinds it does not know (the Python client passes them on as `UnknownUpdate`),
+  and tolerate enum values it does not know;
+- answer server->client requests it does not know with `-32601`;
+- look for a feature in `features` before relying on it, and expect `-32601` from an older
+  server for a method it does not have."""
+
+TURNS = """\
+A **turn** is one `session/prompt` request. The request stays open while the turn runs; events
+stream as `session/update` notifications meanwhile; the response carries the terminal.
+
+- **Exactly one terminal** per turn:
+
+  | `terminal` | `stopReason` | when |
+  |---|---|---|
+  | `completed` | `end_turn`, `max_tokens`, `max_turn_requests`, `refusal` | the agent stopped |
+  | `aborted` | `cancelled` | the client cancelled |
+  | `failed` | `error` | something broke; `error` says what. The session stays usable. |
+  | `timed_out` | `timeout` | the turn deadline passed (`turnTimeout`, default 30 minutes) |
+
+- **`turn_end` comes last.** Every turn's final update is `turn_end`, mirroring the response;
+  the `session/prompt` response follows it.
+- **`seq`** increases with every update of a session, across turns: use it to order updates.
+  `turnId` says which turn an update belongs to.
+- **Nothing arrives late.** Whatever an engine, tool or subagent produces after its turn's
+  terminal is dropped: never delivered, never stored.
+- **One turn at a time.** A prompt to a session that is running a turn fails with `-32002`.
+  To add to a running turn, use `session/steer`.
+- **Cancel** with the `session/cancel` notification, or with `$/cancelRequest` for the pending
+  `session/prompt` id. The turn ends `aborted` within a second (shell commands are killed), and
+  the prompt's response is still a normal result, not an error.
+- **Retries.** A `stream_retry` update means the model call is being retried: drop the message
+  and thought chunks (and announced tool calls) since the last `step_finish`; they stream again."""
+
+ANSWERING = """\
+During a turn the server may send two requests. The turn waits for the answer.
+
+**`session/request_permission`**: may this tool call run? A `tool_call` update for the same
+`toolCallId` has already been sent. Answer `{"outcome": {"outcome": "selected", "optionId": ...}}`
+with one of the offered options (`allow_once`, `allow_always`, `reject_once`, `reject_always`),
+or `{"outcome": {"outcome": "cancelled"}}`. When allowing, `updatedInput` replaces the tool's
+input; when rejecting, `message` tells the model why. `allow_always` is remembered for the
+session. No answer within `permissions.approvalTimeout` (default 120 s) counts as a rejection,
+and so does a malformed result. Answer with a result, not an error.
+
+**`session/ask_question`**: one to four multiple-choice questions. Answer
+`{"answers": {"<question text>": "<label>"}}` (a list of labels for `multiSelect` questions;
+free text is accepted too), or `{"declined": true}`. A malformed result counts as declined; the
+tool's own timeout (default 60 s) gives the model `user_timeout`.
+
+When the turn ends first (cancel, deadline), the server withdraws the request with
+`$/cancelRequest {"id": ...}`: stop asking the user; a late answer is ignored. The `permission`
+and `question` updates record what was asked and the outcome, for logs and other observers.
+Answer any other server->client request with `-32601`."""
+
+PYTHON_CLIENT = """\
+`protocol.client` needs only pydantic and the standard library. It spawns `agentls serve` (or
+talks over a reader/writer pair you give it), initializes, and turns each prompt into an async
+iterator of the [update](#session-updates) models, ending with the `PromptResult`:
+
+```python
+from protocol.client import AgentMessageChunk, Client, PromptResult, ToolCall, allow_once
+
+async with await Client.spawn(on_permission=allow_once) as client:
+    session = await client.new_session("/path/to/repo", mode="plan")
+    async for update in session.prompt("What does this project do?"):
+        if isinstance(update, AgentMessageChunk):
+            print(update.text, end="")
+        elif isinstance(update, ToolCall):
+            print(f"[{update.title}]")
+        elif isinstance(update, PromptResult):
+            print(f"\\n{update.terminal}")
+```
+
+Errors are typed (`SessionNotFound`, `SessionBusy`, `InvalidParams`, ... see [Errors](#errors));
+permission and question handlers default to `reject` and `decline`. Runnable examples are in
+`examples/`."""
+
+ERRORS_INTRO = """\
+Errors are JSON-RPC error responses. `-32602` carries `data`: a list of
+`{"path", "message", "type"}`, one per failing field."""
+
+METHOD_ERRORS: dict[str, tuple[int, ...]] = {
+    "session/new": (errors.ENGINE_UNAVAILABLE, errors.PROVIDER_UNAVAILABLE),
+    "session/prompt": (errors.SESSION_BUSY,),
+    "session/load": (errors.SESSION_BUSY,),
+}
+"""Errors particular to a method, besides invalid params and (for methods that name a session)
+an unknown session."""
+
+
+def initialize_example() -> tuple[dict, dict]:
+    caps = {"permissions": True, "questions": True, "images": True, "diffs": True}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "processId": 4242,
+            "clientInfo": {"name": "my-script"},
+            "capabilities": {"experimental": {"agentls": caps}},
+        },
+    }
+    agentls = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "version": "0.1.0",
+        "engines": ["native"],
+        "providers": ["anthropic", "openai", "scripted"],
+        "features": ["steer", "images", "permissions", "questions"],
+    }
+    result = {
+        "capabilities": {"experimental": {"agentls": agentls}},
+        "serverInfo": {"name": "agentls", "version": "0.1.0"},
+    }
+    return request, {"jsonrpc": "2.0", "id": 0, "result": result}

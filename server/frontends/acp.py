@@ -1,0 +1,363 @@
+"""The ACP front door: `agentls acp` is an Agent Client Protocol agent (protocol version 1).
+
+Zed, JetBrains AI Assistant, Neovim (CodeCompanion) and Emacs (agent-shell) start it and speak
+NDJSON JSON-RPC on stdio through the `agent-client-protocol` SDK. Each ACP method calls the
+session service; our events go back as `session/update` notifications, permissions as
+`session/request_permission`, questions as `elicitation/create` (or permission options when the
+client has no form elicitation). Translation only: the turn logic stays in the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import acp
+from acp import schema
+
+from protocol import errors
+from protocol.methods import (
+    PROTOCOL_VERSION,
+    AskQuestionParams,
+    AskQuestionResult,
+    NewSessionParams,
+    PromptParams,
+    Question,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionInfoResult,
+    SessionUpdateParams,
+)
+from protocol.updates import ModelSwitched, StepFinish, ToolCall
+from server import __version__
+from server.engines.base import UserNotReachable
+from server.frontends import acp_updates as view
+from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
+
+
+def request_error(exc: ServiceError) -> acp.RequestError:
+    # ACP spells "no such session" -32002, which is our "busy"; busy has no ACP code.
+    code = {errors.SESSION_NOT_FOUND: -32002, errors.SESSION_BUSY: errors.INVALID_REQUEST}
+    return acp.RequestError(code.get(exc.code, exc.code), str(exc))
+
+
+class AcpDoor:
+    """The ACP agent the SDK dispatches to, and the `ClientChannel` the session service uses."""
+
+    def __init__(self, service_factory: Callable[[AcpDoor], SessionService]):
+        self.conn: Any = None
+        self.client = schema.ClientCapabilities()
+        # Every ACP client answers permission requests, so questions always have a way out.
+        self.capabilities = ClientCapabilities(
+            questions=True, permissions=True, images=True, diffs=True
+        )
+        self.service = service_factory(self)
+        self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._pump: asyncio.Task | None = None
+        self._ask_calls: dict[str, str] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+        self._pump = asyncio.get_running_loop().create_task(self._deliver())
+
+    # -- outgoing updates, in order -------------------------------------------------------
+
+    def send_update(self, params: SessionUpdateParams) -> None:
+        session_id, update = params.session_id, params.update
+        if isinstance(update, ToolCall) and update.name == "ask_user_question":
+            self._ask_calls[session_id] = update.tool_call_id
+        out: list[Any] = view.project(update)
+        if isinstance(update, StepFinish):
+            out.append(view.usage_update(update, self._context_window(session_id)))
+        elif isinstance(update, ModelSwitched):
+            out.extend(self._config_update(session_id))
+        for item in out:
+            self._outbox.put_nowait((session_id, item))
+
+    async def flush(self) -> None:
+        """Wait until every queued update is on the wire (before a response or a request)."""
+        await self._outbox.join()
+
+    async def _deliver(self) -> None:
+        while True:
+            session_id, update = await self._outbox.get()
+            try:
+                await self.conn.session_update(session_id=session_id, update=update)
+            except Exception as exc:
+                log.debug("could not deliver an update for %s: %s", session_id, exc)
+            finally:
+                self._outbox.task_done()
+
+    def _context_window(self, session_id: str) -> int:
+        from server.providers.catalog import describe
+
+        session = self.service.sessions.get(session_id)
+        if session is None:
+            return 0
+        state = session.engine.describe(session.handle)
+        return describe(state["model"], state["provider"]).context_window
+
+    def _config_update(self, session_id: str) -> list[Any]:
+        session = self.service.sessions.get(session_id)
+        if session is None:
+            return []
+        options = view.config_options(self.service.describe(session))
+        return [
+            schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+        ]
+
+    # -- interactions (the ClientChannel side) ---------------------------------------------
+
+    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        await self.flush()
+        call = params.tool_call
+        reason = call.reason and [
+            schema.ContentToolCallContent(type="content", content=view.text_block(call.reason))
+        ]
+        tool_call = schema.ToolCallUpdate(
+            tool_call_id=call.tool_call_id,
+            title=call.title,
+            raw_input=call.input,
+            content=reason or None,
+        )
+        options = [
+            schema.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
+            for o in params.options
+        ]
+        try:
+            response = await self.conn.request_permission(
+                session_id=params.session_id, tool_call=tool_call, options=options
+            )
+        except acp.RequestError as exc:
+            log.warning("permission request failed: %s; treated as cancelled", exc)
+            return RequestPermissionResult.model_validate(CANCELLED)
+        outcome = response.outcome
+        if isinstance(outcome, schema.AllowedOutcome):
+            return RequestPermissionResult.model_validate(
+                {"outcome": {"outcome": "selected", "optionId": outcome.option_id}}
+            )
+        return RequestPermissionResult.model_validate(CANCELLED)
+
+    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        await self.flush()
+        tool_call_id = self._ask_calls.get(params.session_id)
+        elicitation = self.client.elicitation
+        if elicitation is not None and elicitation.form is not None:
+            try:
+                return await self._ask_by_form(params, tool_call_id)
+            except acp.RequestError as exc:
+                log.info("form elicitation failed (%s); asking with permission options", exc)
+        return await self._ask_by_permission(params, tool_call_id)
+
+    async def _ask_by_form(self, params: AskQuestionParams, tool_call_id: str | None):
+        questions = params.questions
+        mode = schema.ElicitationFormSessionMode(
+            session_id=params.session_id,
+            tool_call_id=tool_call_id,
+            requested_schema=view.elicitation_schema(questions),
+        )
+        message = questions[0].question if len(questions) == 1 else "The agent has questions"
+        response = await self.conn.create_elicitation(message=message, mode=mode)
+        if not isinstance(response, schema.AcceptElicitationResponse):
+            return AskQuestionResult(declined=True)
+        answers = view.answers_from_form(questions, response.content)
+        return AskQuestionResult(answers=answers) if answers else AskQuestionResult(declined=True)
+
+    async def _ask_by_permission(self, params: AskQuestionParams, tool_call_id: str | None):
+        answers: dict[str, str | list[str]] = {}
+        for question in params.questions:
+            answer = await self._ask_one(params.session_id, question, tool_call_id)
+            if answer is None:
+                return AskQuestionResult(declined=True)
+            answers[question.question] = [answer] if question.multi_select else answer
+        return AskQuestionResult(answers=answers)
+
+    async def _ask_one(self, session_id: str, question: Question, tool_call_id: str | None):
+        tool_call = schema.ToolCallUpdate(
+            tool_call_id=tool_call_id or f"ask_{uuid.uuid4().hex[:12]}",
+            title=question.question,
+            kind="think",
+            raw_input=question.to_wire(),
+        )
+        try:
+            response = await self.conn.request_permission(
+                session_id=session_id, tool_call=tool_call, options=view.answer_options(question)
+            )
+        except acp.RequestError as exc:
+            raise UserNotReachable(f"the client cannot answer questions: {exc}") from exc
+        outcome = response.outcome
+        if not isinstance(outcome, schema.AllowedOutcome):
+            return None
+        return view.answer_from_option(question, outcome.option_id)
+
+    # -- the ACP agent methods -------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: schema.ClientCapabilities | None = None,
+        client_info: schema.Implementation | None = None,
+        **kwargs: Any,
+    ) -> schema.InitializeResponse:
+        self.client = client_capabilities or schema.ClientCapabilities()
+        has = lambda name: callable(getattr(self.service, name, None))  # noqa: E731
+        sessions = schema.SessionCapabilities(
+            list=schema.SessionListCapabilities() if has("list") else None,
+            close=schema.SessionCloseCapabilities(),
+        )
+        return schema.InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=has("load"),
+                mcp_capabilities=schema.McpCapabilities(http=True),
+                prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True),
+                session_capabilities=sessions,
+            ),
+            agent_info=schema.Implementation(name="agentls", title="agentls", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> schema.AuthenticateResponse:
+        # agentls offers no auth methods (keys come from env or config); clients built for
+        # agents that do (CodeCompanion's adapters, agent-shell) may still call this.
+        return schema.AuthenticateResponse()
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.NewSessionResponse:
+        info = await self._call(self.service.new_session(NewSessionParams(cwd=cwd)))
+        await self._attach_mcp(info.session_id, mcp_servers)
+        self._announce_commands(info.session_id)
+        return schema.NewSessionResponse(
+            session_id=info.session_id,
+            modes=view.mode_state(info),
+            config_options=view.config_options(info),
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.LoadSessionResponse:
+        load = getattr(self.service, "load", None)
+        if load is None:
+            raise acp.RequestError.method_not_found("session/load")
+        info: SessionInfoResult = await self._call(load(session_id))
+        await self._attach_mcp(session_id, mcp_servers)
+        await self.flush()
+        self._announce_commands(info.session_id)
+        return schema.LoadSessionResponse(
+            modes=view.mode_state(info), config_options=view.config_options(info)
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> schema.ListSessionsResponse:
+        listing = getattr(self.service, "list", None)
+        if listing is None:
+            raise acp.RequestError.method_not_found("session/list")
+        result = listing(cwd, cursor, 50)
+        if inspect.isawaitable(result):
+            result = await self._call(result)
+        page = result.to_wire() if hasattr(result, "to_wire") else dict(result)
+        return schema.ListSessionsResponse(
+            sessions=[view.session_info(row) for row in page.get("data", [])],
+            next_cursor=page.get("nextCursor"),
+        )
+
+    async def prompt(
+        self, prompt: list[Any], session_id: str, **kwargs: Any
+    ) -> schema.PromptResponse:
+        params = PromptParams.model_validate(
+            {"sessionId": session_id, "prompt": view.prompt_blocks(prompt)}
+        )
+        result = await self._call(self.service.prompt(params))
+        await self.flush()
+        problem = view.turn_error(result)
+        if problem:
+            raise acp.RequestError(errors.INTERNAL_ERROR, problem, {"terminal": result.terminal})
+        return view.prompt_response(result)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.service.cancel(session_id)
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> schema.SetSessionModeResponse:
+        self._sync(lambda: self.service.set_mode(session_id, mode_id))
+        return schema.SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        if not isinstance(value, str) or config_id not in (view.MODEL_OPTION, view.MODE_OPTION):
+            raise acp.RequestError.invalid_params({"configId": config_id, "value": value})
+        if config_id == view.MODEL_OPTION:
+            self._sync(lambda: self.service.set_model(session_id, value))
+        else:
+            self._sync(lambda: self.service.set_mode(session_id, value))
+        info = self._sync(lambda: self.service.describe(self.service.get(session_id)))
+        return schema.SetSessionConfigOptionResponse(config_options=view.config_options(info))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> schema.CloseSessionResponse:
+        await self._call(self.service.close(session_id))
+        return schema.CloseSessionResponse()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
+        if servers:
+            from server.mcp.config import from_acp
+            from server.mcp.doors import attach_servers
+
+            await self._call(attach_servers(self.service, session_id, from_acp(servers)))
+
+    def _announce_commands(self, session_id: str) -> None:
+        # Queued before the handler returns, so it goes out right after the response.
+        update = schema.AvailableCommandsUpdate(
+            session_update="available_commands_update",
+            available_commands=available_commands(self.service, session_id),
+        )
+        self._outbox.put_nowait((session_id, update))
+
+    async def _call(self, awaitable: Awaitable[T]) -> T:
+        try:
+            return await awaitable
+        except ServiceError as exc:
+            raise request_error(exc) from None
+
+    def _sync(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except ServiceError as exc:
+            raise request_error(exc) from None
+
+
+def available_commands(service: SessionService, session_id: str) -> list[schema.AvailableCommand]:
+    """Slash commands for the client's picker: one per skill of the session.
+
+    Skills are not built yet; when `server/skills.py` lands, list the session's skills here as
+    `AvailableCommand(name=skill.name, description=skill.description)`.
+    """
+    return []
+
+
+def run_acp(service_factory: Callable[[AcpDoor], SessionService]) -> int:
+    async def main() -> None:
+        door = AcpDoor(service_factory)
+        try:
+            await acp.run_agent(door, use_unstable_protocol=True)
+        finally:
+            await door.service.close_all()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        return 130
+    return 0

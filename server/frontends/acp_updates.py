@@ -1,0 +1,321 @@
+"""Projection between agentls wire models and ACP (`agent-client-protocol` schema) for `agentls acp`.
+
+Our events become `session/update` variants, prompts come in as ACP content blocks, the turn's
+terminal becomes a stop reason, and questions become an elicitation form or permission options.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Any, assert_never
+
+from acp import schema as acp
+
+from protocol.methods import PromptResult, Question, SessionInfoResult
+from protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Compaction,
+    McpStatus,
+    ModelSwitched,
+    PermissionNote,
+    Plan,
+    QuestionNote,
+    SessionUpdateKind,
+    StepFinish,
+    StreamRetry,
+    SubagentUpdate,
+    ToolCall,
+    ToolCallUpdate,
+    TurnEnd,
+    UserMessageChunk,
+)
+
+AcpUpdate = (
+    acp.UserMessageChunk
+    | acp.AgentMessageChunk
+    | acp.AgentThoughtChunk
+    | acp.ToolCallStart
+    | acp.ToolCallProgress
+    | acp.AgentPlanUpdate
+    | acp.UsageUpdate
+    | acp.ConfigOptionUpdate
+)
+
+MODEL_OPTION = "model"
+MODE_OPTION = "mode"
+
+
+def text_block(text: str) -> acp.TextContentBlock:
+    return acp.TextContentBlock(type="text", text=text)
+
+
+def project(update: SessionUpdateKind) -> list[AcpUpdate]:
+    """The ACP updates one agentls event becomes (none for mirrors and bookkeeping)."""
+    match update:
+        case UserMessageChunk(text=text):
+            return [
+                acp.UserMessageChunk(session_update="user_message_chunk", content=text_block(text))
+            ]
+        case AgentMessageChunk(text=text):
+            return [
+                acp.AgentMessageChunk(
+                    session_update="agent_message_chunk", content=text_block(text)
+                )
+            ]
+        case AgentThoughtChunk(text=text):
+            return [
+                acp.AgentThoughtChunk(
+                    session_update="agent_thought_chunk", content=text_block(text)
+                )
+            ]
+        case ToolCall():
+            return [tool_call_start(update)]
+        case ToolCallUpdate():
+            return [tool_call_progress(update)]
+        case Plan(entries=entries):
+            return [
+                acp.AgentPlanUpdate(
+                    session_update="plan",
+                    entries=[
+                        acp.PlanEntry(
+                            content=e.content,
+                            priority="medium",
+                            status="completed" if e.status == "cancelled" else e.status,
+                        )
+                        for e in entries
+                    ],
+                )
+            ]
+        case (
+            StepFinish()
+            | QuestionNote()
+            | PermissionNote()
+            | SubagentUpdate()
+            | ModelSwitched()
+            | Compaction()
+            | StreamRetry()
+            | McpStatus()
+            | TurnEnd()
+        ):
+            # The door handles step_finish (usage) and model_switched (config options) itself;
+            # the rest are mirrors of requests the client sees anyway, or have no ACP form.
+            return []
+        case _:
+            assert_never(update)
+
+
+def tool_call_start(update: ToolCall) -> acp.ToolCallStart:
+    locations = [
+        acp.ToolCallLocation(path=loc.path, line=loc.line) for loc in update.locations or []
+    ]
+    return acp.ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=update.tool_call_id,
+        title=update.title,
+        kind=update.tool_kind,
+        status="pending",
+        raw_input=update.input,
+        locations=locations or None,
+        field_meta={"agentls": {"toolName": update.name}},
+    )
+
+
+def tool_call_progress(update: ToolCallUpdate) -> acp.ToolCallProgress:
+    content: list[Any] = []
+    if update.diff is not None:
+        content.append(
+            acp.FileEditToolCallContent(
+                type="diff",
+                path=update.diff.path,
+                old_text=update.diff.old_text,
+                new_text=update.diff.new_text,
+            )
+        )
+    text = update.error if update.status in ("failed", "denied") else update.output
+    if text and update.diff is None:
+        content.append(acp.ContentToolCallContent(type="content", content=text_block(text)))
+    status = "failed" if update.status == "denied" else update.status
+    return acp.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=update.tool_call_id,
+        status=status,
+        content=content or None,
+        raw_output={"output": update.output} if update.output is not None else None,
+    )
+
+
+def usage_update(step: StepFinish, context_window: int) -> acp.UsageUpdate:
+    u = step.usage
+    used = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+    return acp.UsageUpdate(session_update="usage_update", used=used, size=context_window)
+
+
+# -- prompts and results -----------------------------------------------------------------------
+
+
+def prompt_blocks(blocks: list[Any]) -> list[dict[str, Any]]:
+    """ACP prompt content as our content blocks (wire dicts); audio is not supported."""
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, acp.TextContentBlock):
+            out.append({"type": "text", "text": block.text})
+        elif isinstance(block, acp.ImageContentBlock):
+            out.append({"type": "image", "data": block.data, "mimeType": block.mime_type})
+        elif isinstance(block, acp.ResourceContentBlock):
+            out.append({"type": "resource_link", "uri": block.uri, "name": block.name})
+        elif isinstance(block, acp.EmbeddedResourceContentBlock):
+            out.append({"type": "text", "text": embedded_text(block.resource)})
+    return out
+
+
+def embedded_text(resource: acp.TextResourceContents | acp.BlobResourceContents) -> str:
+    if isinstance(resource, acp.TextResourceContents):
+        return f'<context uri="{resource.uri}">\n{resource.text}\n</context>'
+    size = len(base64.b64decode(resource.blob, validate=False))
+    return f'<context uri="{resource.uri}">(binary, {size} bytes)</context>'
+
+
+def prompt_response(result: PromptResult) -> acp.PromptResponse:
+    """A completed or cancelled turn; failed and timed-out turns are errors (`turn_error`)."""
+    stop = "cancelled" if result.terminal == "aborted" else result.stop_reason
+    u = result.usage
+    usage = acp.Usage(
+        total_tokens=u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cached_read_tokens=u.cache_read_tokens or None,
+        cached_write_tokens=u.cache_write_tokens or None,
+    )
+    return acp.PromptResponse(stop_reason=stop, usage=usage)
+
+
+def turn_error(result: PromptResult) -> str | None:
+    """Why the turn did not complete, or None when it ended with an ACP stop reason."""
+    if result.terminal in ("completed", "aborted") and result.stop_reason in (
+        "end_turn",
+        "max_tokens",
+        "max_turn_requests",
+        "refusal",
+        "cancelled",
+    ):
+        return None
+    return result.error or f"the turn ended with {result.terminal}"
+
+
+# -- session state ----------------------------------------------------------------------------
+
+
+def mode_state(info: SessionInfoResult) -> acp.SessionModeState:
+    return acp.SessionModeState(
+        current_mode_id=info.modes.current_mode_id,
+        available_modes=[
+            acp.SessionMode(id=m.id, name=m.name, description=m.description)
+            for m in info.modes.available_modes
+        ],
+    )
+
+
+def config_options(info: SessionInfoResult) -> list[acp.SessionConfigOptionSelect]:
+    """The model (category `model`) and the permission mode (category `mode`) as selects."""
+    models = [
+        acp.SessionConfigSelectOption(value=m.model_id, name=m.name, description=m.provider or None)
+        for m in info.models.available_models
+    ]
+    modes = [
+        acp.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+        for m in info.modes.available_modes
+    ]
+    return [
+        acp.SessionConfigOptionSelect(
+            id=MODEL_OPTION,
+            name="Model",
+            category="model",
+            type="select",
+            current_value=info.models.current_model_id,
+            options=models,
+        ),
+        acp.SessionConfigOptionSelect(
+            id=MODE_OPTION,
+            name="Permission mode",
+            category="mode",
+            type="select",
+            current_value=info.modes.current_mode_id,
+            options=modes,
+        ),
+    ]
+
+
+def session_info(row: dict[str, Any]) -> acp.SessionInfo:
+    """One row of `session/list` ({sessionId, title, cwd, updatedAt}) in ACP form."""
+    updated = row.get("updatedAt")
+    if isinstance(updated, (int, float)):
+        updated = datetime.fromtimestamp(updated, UTC).isoformat()
+    return acp.SessionInfo(
+        session_id=row["sessionId"],
+        cwd=row.get("cwd") or "",
+        title=row.get("title"),
+        updated_at=updated,
+    )
+
+
+# -- questions --------------------------------------------------------------------------------
+
+
+def question_key(index: int) -> str:
+    return f"q{index + 1}"
+
+
+def elicitation_schema(questions: list[Question]) -> acp.ElicitationSchema:
+    """One form field per question: a titled single select, or a titled multi select."""
+    properties: dict[str, Any] = {}
+    for i, q in enumerate(questions):
+        choices = [
+            acp.EnumOption(const=o.label, title=o.label, description=o.description)
+            for o in q.options
+        ]
+        if q.multi_select:
+            properties[question_key(i)] = acp.ElicitationMultiSelectPropertySchema(
+                type="array",
+                title=q.header or q.question,
+                description=q.question,
+                items=acp.TitledMultiSelectItems(any_of=choices),
+            )
+        else:
+            properties[question_key(i)] = acp.ElicitationStringPropertySchema(
+                type="string", title=q.header or q.question, description=q.question, one_of=choices
+            )
+    return acp.ElicitationSchema(type="object", properties=properties, required=list(properties))
+
+
+def answers_from_form(
+    questions: list[Question], content: dict[str, Any] | None
+) -> dict[str, str | list[str]]:
+    answers: dict[str, str | list[str]] = {}
+    for i, q in enumerate(questions):
+        value = (content or {}).get(question_key(i))
+        if isinstance(value, list):
+            answers[q.question] = [str(v) for v in value]
+        elif value not in (None, ""):
+            answers[q.question] = str(value)
+    return answers
+
+
+def answer_options(question: Question) -> list[acp.PermissionOption]:
+    """A permission request standing in for a question: one `allow_once` option per answer."""
+    options = [
+        acp.PermissionOption(option_id=f"answer_{i}", name=o.label, kind="allow_once")
+        for i, o in enumerate(question.options)
+    ]
+    options.append(
+        acp.PermissionOption(option_id="decline", name="Don't answer", kind="reject_once")
+    )
+    return options
+
+
+def answer_from_option(question: Question, option_id: str) -> str | None:
+    index = option_id.removeprefix("answer_")
+    if not index.isdigit() or int(index) >= len(question.options):
+        return None
+    return question.options[int(index)].label

@@ -1,0 +1,124 @@
+"""The session service's side of the store: what it records at each point of a turn, and how
+a stored session is read back. Writes are queued (see store.py); reads run in a worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from protocol.content import ImageContent, ResourceLink, TextContent
+from protocol.methods import PromptParams, PromptResult
+from server.sessions.store import JournalEntry, SessionRecord, Store
+
+if TYPE_CHECKING:
+    from server.sessions.service import ClientCapabilities, Session, Turn
+
+
+def prompt_text(params: PromptParams) -> str:
+    """The prompt as the journal shows it."""
+    parts = []
+    for block in params.prompt:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent):
+            parts.append(f"[image {block.mime_type}]")
+        elif isinstance(block, ResourceLink):
+            parts.append(f"@{block.uri}")
+    return "\n".join(parts)
+
+
+def prompt_trace(params: PromptParams) -> dict[str, Any]:
+    """The prompt for the trace: image data left out (the transcript keeps what the model got)."""
+    blocks = []
+    for block in params.prompt:
+        wire = block.to_wire()
+        if isinstance(block, ImageContent):
+            wire = {"type": "image", "mimeType": block.mime_type, "bytes": len(block.data)}
+        blocks.append(wire)
+    options = params.options.to_wire() if params.options else None
+    return {"prompt": blocks, "options": options}
+
+
+class Recorder:
+    """Records sessions and turns for one service; owns the store it is given."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._saved: dict[str, int] = {}
+        """Session id -> messages of its history already in the stored transcript."""
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def created(self, session: Session, subagent: str | None) -> None:
+        state: dict[str, Any] = dict(session.engine.describe(session.handle))
+        if subagent:
+            state["subagent"] = subagent
+        self.store.create_session(session.id, str(session.cwd), session.engine.id, state)
+        self._saved[session.id] = 0
+
+    def restored(self, session: Session, messages: int) -> None:
+        self._saved[session.id] = messages
+
+    def turn_started(
+        self, session: Session, turn: Turn, params: PromptParams, caps: ClientCapabilities
+    ) -> None:
+        state = snapshot(session) or dict(session.engine.describe(session.handle))
+        history = state.pop("history", [])
+        trace = {
+            **prompt_trace(params),
+            "state": state,
+            "historyLength": len(history),
+            "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
+        }
+        self.store.begin_turn(session.id, turn.id, prompt_text(params), trace)
+
+    def update(self, session: Session, turn_id: str, seq: int, update: Any) -> None:
+        self.store.record_update(session.id, turn_id, seq, update)
+
+    def trace(self, session: Session, turn_id: str, kind: str, data: dict[str, Any]) -> None:
+        self.store.record_trace(session.id, turn_id, kind, data)
+
+    async def turn_ended(self, session: Session, turn: Turn, result: PromptResult) -> None:
+        state = snapshot(session)
+        if state is not None:
+            history = state.pop("history", [])
+            start = min(self._saved.get(session.id, 0), len(history))
+            state["history"], state["historyStart"] = history[start:], start
+            self._saved[session.id] = len(history)
+        self.store.end_turn(session.id, turn.id, result.to_wire(), state)
+        await self.store.flush()
+
+    def state_changed(self, session: Session) -> None:
+        self.store.patch_state(session.id, dict(session.engine.describe(session.handle)))
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def stored(self, session_id: str) -> tuple[SessionRecord, dict[str, Any]] | None:
+        """The stored session and the snapshot to restore it from."""
+        await self.store.flush()
+        record = await anyio.to_thread.run_sync(self.store.session, session_id)
+        if record is None:
+            return None
+        length = int(record.state.get("transcriptLength", 0))
+        history = await anyio.to_thread.run_sync(self.store.transcript, session_id, length)
+        return record, {**record.state, "history": history}
+
+    async def exists(self, session_id: str) -> bool:
+        await self.store.flush()
+        return await anyio.to_thread.run_sync(self.store.session, session_id) is not None
+
+    async def journal(self, session_id: str) -> list[JournalEntry]:
+        await self.store.flush()
+        return await anyio.to_thread.run_sync(self.store.journal, session_id)
+
+    async def read(self, fn: Any, *args: Any) -> Any:
+        await self.store.flush()
+        return await anyio.to_thread.run_sync(fn, *args)
+
+
+def snapshot(session: Session) -> dict[str, Any] | None:
+    """The engine's snapshot, for engines that can take one."""
+    take = getattr(session.engine, "snapshot", None)
+    return dict(take(session.handle)) if take else None

@@ -1,0 +1,128 @@
+"""Tracing model calls at the engine boundary, without touching any provider module.
+
+`recording_factory(create_provider)` wraps every provider a native session builds. While the
+session service runs a turn it sets `current_turn` (a context variable, so concurrent turns never
+mix); each model call then writes a `provider_request` and a `provider_response` trace row
+(every stream event, or the error that ended the call). Outside a traced turn the wrapper only
+passes through.
+
+`using_store` scopes which store newly created sessions may search (`search_sessions`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from server.providers.base import Provider, ProviderSettings
+from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
+from server.sessions.codec import request_to_dict, to_dict
+
+if TYPE_CHECKING:
+    from server.sessions.store import Store
+
+ProviderFactory = Callable[[ProviderSettings], Provider]
+
+
+@dataclass(frozen=True)
+class TraceTarget:
+    store: Store
+    session_id: str
+    turn_id: str
+
+
+current_turn: ContextVar[TraceTarget | None] = ContextVar("agentls_trace_turn", default=None)
+_current_store: ContextVar[Store | None] = ContextVar("agentls_store", default=None)
+
+
+@contextmanager
+def tracing(target: TraceTarget) -> Iterator[None]:
+    token = current_turn.set(target)
+    try:
+        yield
+    finally:
+        current_turn.reset(token)
+
+
+@contextmanager
+def using_store(store: Store | None) -> Iterator[None]:
+    token = _current_store.set(store)
+    try:
+        yield
+    finally:
+        _current_store.reset(token)
+
+
+def current_store() -> Store | None:
+    """The store of the service creating a session right now (or running the turn that
+    creates one, e.g. a subagent's), if it has one."""
+    target = current_turn.get()
+    return _current_store.get() or (target.store if target else None)
+
+
+class RecordingProvider:
+    """A provider that writes each call it passes through to the current turn's trace."""
+
+    def __init__(self, inner: Provider):
+        self.inner = inner
+        self.name = inner.name
+        self._previous: list[Message] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        target = current_turn.get()
+        if target is None:
+            async for event in self.inner.stream(request):
+                yield event
+            return
+        reused = self._reused(request.messages)
+        self._previous = list(request.messages)
+        trace = target.store.record_trace
+        trace(
+            target.session_id,
+            target.turn_id,
+            "provider_request",
+            request_to_dict(request, reused=reused),
+        )
+        started = time.monotonic()
+        events: list[dict[str, Any]] = []
+        outcome: dict[str, Any] = {"complete": False}
+        try:
+            async for event in self.inner.stream(request):
+                events.append(to_dict(event))
+                yield event
+            outcome["complete"] = True
+        except ProviderError as exc:
+            outcome["error"] = {
+                "message": str(exc),
+                "status": exc.status,
+                "retryable": exc.retryable,
+            }
+            raise
+        finally:
+            outcome["seconds"] = round(time.monotonic() - started, 4)
+            trace(
+                target.session_id,
+                target.turn_id,
+                "provider_response",
+                {"events": events, **outcome},
+            )
+
+    def _reused(self, messages: list[Message]) -> int:
+        """How many leading messages equal those of the previous call."""
+        count = 0
+        for old, new in zip(self._previous, messages, strict=False):
+            if old != new:
+                break
+            count += 1
+        return count
+
+
+def recording_factory(inner: ProviderFactory) -> ProviderFactory:
+    def factory(settings: ProviderSettings) -> Provider:
+        return RecordingProvider(inner(settings))
+
+    return factory

@@ -1,0 +1,166 @@
+"""Re-running a recorded turn offline: the model's recorded answers, our real tools, a scratch
+copy of the workspace.
+
+The copy is rolled back to how the turn found it: every file the turn (or a later turn) wrote
+gets its content from before the first recorded write (files the turn created are removed).
+Absolute paths of the original workspace in the recorded tool calls point into the copy.
+Permission requests get the answers the user gave; anything the user was not asked is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from protocol.methods import (
+    AskQuestionParams,
+    AskQuestionResult,
+    PromptParams,
+    PromptResult,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionUpdateParams,
+)
+from server.engines.native import NativeEngine
+from server.providers.messages import ToolCallReady
+from server.providers.replay import RecordedCall, ReplayProvider
+from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.traces import SessionTrace, TraceError, TurnTrace
+
+
+@dataclass
+class ReplayRun:
+    """What the replay streamed (paths mapped back to the original workspace) and how it ended."""
+
+    updates: list[dict[str, Any]]
+    result: PromptResult
+    unused_calls: int
+
+
+class ReplayChannel:
+    """Stands in for the client: records updates, answers as the user answered."""
+
+    def __init__(self, turn: TurnTrace):
+        caps = turn.prompt.get("capabilities") or {}
+        self.capabilities = ClientCapabilities(
+            questions=bool(caps.get("questions")), permissions=bool(caps.get("permissions"))
+        )
+        self.updates: list[dict[str, Any]] = []
+        self._permissions = dict(turn.permissions)
+        self._questions = list(turn.questions)
+
+    def send_update(self, params: SessionUpdateParams) -> None:
+        self.updates.append(params.update.to_wire())
+
+    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        recorded = self._permissions.pop(params.tool_call.tool_call_id, None)
+        answer = recorded or {"outcome": {"outcome": "cancelled"}}
+        return RequestPermissionResult.model_validate(answer)
+
+    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        if not self._questions:
+            return AskQuestionResult(declined=True)
+        return AskQuestionResult.model_validate(self._questions.pop(0))
+
+
+def prepare_workspace(
+    source: Path, original: Path, scratch: Path, turns: list[TurnTrace]
+) -> list[str]:
+    """Copy `source` to `scratch` and undo what `turns` wrote (their paths are under
+    `original`, the recorded workspace). Returns notes on writes that could not be undone."""
+    shutil.copytree(source, scratch, symlinks=True, dirs_exist_ok=True)
+    notes = []
+    for path, old in pre_images(turns).items():
+        target = mapped(path, original, scratch)
+        if target is None:
+            notes.append(f"{path} is outside the workspace; not restored")
+        elif old is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(old.encode("utf-8"))
+    return notes
+
+
+def pre_images(turns: list[TurnTrace]) -> dict[str, str | None]:
+    """Each written file's content before its first recorded write (None: it did not exist)."""
+    first: dict[str, str | None] = {}
+    for turn in turns:
+        for update in turn.updates:
+            diff = update.get("diff") if update.get("kind") == "tool_call_update" else None
+            if diff and diff["path"] not in first:
+                first[diff["path"]] = diff.get("oldText")
+    return first
+
+
+def mapped(path: str, original: Path, scratch: Path) -> Path | None:
+    try:
+        return scratch / Path(path).relative_to(original)
+    except ValueError:
+        return None
+
+
+def rewrite(value: Any, old: str, new: str) -> Any:
+    """Every string in `value` with `old` replaced by `new`."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [rewrite(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: rewrite(v, old, new) for k, v in value.items()}
+    return value
+
+
+def redirect(calls: list[RecordedCall], old: str, new: str) -> list[RecordedCall]:
+    """The recorded calls with tool-call arguments pointing into the scratch workspace."""
+    out = []
+    for call in calls:
+        events = [
+            ToolCallReady(replace(e.call, arguments=rewrite(e.call.arguments, old, new)))
+            if isinstance(e, ToolCallReady)
+            else e
+            for e in call.events
+        ]
+        out.append(replace(call, events=events))
+    return out
+
+
+def offline_environ() -> dict[str, str]:
+    """The environment with a placeholder for every provider key, so settings resolve offline
+    (the replay provider never sends anything)."""
+    from server.providers.registry import PROVIDERS
+
+    keys = {p.key_env: "replay-offline" for p in PROVIDERS.values() if p.key_env}
+    return {**keys, **os.environ}
+
+
+async def run_turn(trace: SessionTrace, turn: TurnTrace, scratch: Path) -> ReplayRun:
+    if trace.session.get("engine", "native") != "native":
+        raise TraceError(f"only native-engine turns can be replayed, not {trace.session['engine']}")
+    original = str(trace.session["cwd"])
+    provider = ReplayProvider(redirect(turn.calls, original, str(scratch)))
+    engine = NativeEngine(provider_factory=lambda _settings: provider, environ=offline_environ())
+    channel = ReplayChannel(turn)
+    service = SessionService({"native": engine}, channel)
+    state = dict(turn.prompt.get("state") or trace.session.get("state") or {})
+    history = trace.messages[: int(turn.prompt.get("historyLength", 0))]
+    session_id = f"replay_{turn.id}"
+    try:
+        await service.open_snapshot(session_id, scratch, "native", {**state, "history": history})
+        params = {"sessionId": session_id, "prompt": replay_prompt(turn)}
+        if turn.prompt.get("options"):
+            params["options"] = turn.prompt["options"]
+        result = await service.prompt(PromptParams.model_validate(params))
+    finally:
+        await service.close_all()
+    updates = rewrite(channel.updates, str(scratch), original)
+    return ReplayRun(updates, result, provider.remaining)
+
+
+def replay_prompt(turn: TurnTrace) -> list[dict[str, Any]]:
+    """The recorded prompt; images were not kept in the trace and are left out."""
+    blocks = [b for b in turn.prompt.get("prompt", []) if b.get("type") != "image"]
+    return blocks or [{"type": "text", "text": ""}]

@@ -1,0 +1,32 @@
+"""Turning persistence on for a server process: the default store, and the native engine's
+providers wrapped so that every model call lands in the trace."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from server.sessions.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def open_store(engines: dict[str, Any]) -> Store | None:
+    """The data dir's store, or None when `AGENTLS_STORE=0` or it cannot be opened (the server
+    then runs without persistence rather than not at all). Replaces a plain native engine in
+    `engines` by one whose provider calls are traced."""
+    if os.environ.get("AGENTLS_STORE", "1") == "0":
+        return None
+    try:
+        store = Store.open_default()
+    except Exception as exc:
+        log.warning("sessions will not be stored: %s", exc)
+        return None
+    from server.engines.native import NativeEngine
+    from server.providers.registry import create_provider
+    from server.sessions.recording import recording_factory
+
+    if type(engines.get("native")) is NativeEngine:
+        engines["native"] = NativeEngine(provider_factory=recording_factory(create_provider))
+    return store

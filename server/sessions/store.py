@@ -1,0 +1,333 @@
+"""The session store: SQLite under the data dir (`AGENTLS_HOME` or the platform's).
+
+Writes never wait on the disk: they go on a queue that one writer thread drains, a batch per
+transaction (sqlite3 calls block, so an event-loop task would stall the event stream during
+commits). `flush()` waits until everything queued so far is committed; the session service
+calls it at every terminal. Reads use their own connection (WAL lets them run beside writes).
+
+At open, turns left `running` by a server process that no longer exists are closed as
+`aborted`: a crash loses at most the unfinished tail of the turn it interrupted.
+
+    store = Store.open_default()
+    store.create_session(...); store.begin_turn(...); store.record_update(...)
+    await store.flush()
+    store.list_sessions(cwd, cursor, 50); store.search("login test", 20)
+    store.close()
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from server.sessions import schema, search
+from server.sessions.procs import pid_alive
+from server.sessions.writer import Writer
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "sessions.db"
+_OPEN_OWNERS: set[str] = set()
+"""Owner tokens of the stores open in this process."""
+BATCH = 5000
+TITLE_CHARS = 80
+
+
+class StoreError(Exception):
+    """A request the store cannot serve (e.g. a malformed cursor)."""
+
+
+@dataclass
+class SessionRecord:
+    id: str
+    cwd: str
+    engine: str
+    title: str
+    created_at: float
+    updated_at: float
+    state: dict[str, Any]
+
+
+@dataclass
+class TurnRecord:
+    id: str
+    session_id: str
+    status: str
+    stop_reason: str | None
+    error: str | None
+    prompt: str
+    started_at: float
+    ended_at: float | None
+
+
+@dataclass
+class JournalEntry:
+    turn_id: str
+    ts: float
+    role: str
+    update: dict[str, Any]
+
+
+def derive_title(prompt: str) -> str:
+    """The first non-empty line of the first prompt, whitespace collapsed, at most 80 chars."""
+    line = next((ln for ln in prompt.splitlines() if ln.strip()), "")
+    title = " ".join(line.split())
+    if len(title) <= TITLE_CHARS:
+        return title
+    cut = title[: TITLE_CHARS - 1].rsplit(" ", 1)[0] or title[: TITLE_CHARS - 1]
+    return cut + "…"
+
+
+class Store:
+    """Sessions, journal, transcript and trace in one SQLite file; see the module docstring."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        _OPEN_OWNERS.add(self.owner)
+        conn = schema.connect(path)
+        schema.migrate(conn)
+        self._writer = Writer(conn)
+        self.recovered = self._recover()
+        self._reader = schema.connect(path)
+        self._read_lock = threading.Lock()
+        self._queue: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="agentls-store", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def open_default(cls) -> Store:
+        from server.logs import data_dir
+
+        return cls(data_dir() / DB_NAME)
+
+    # -- writes (queued; they never block the caller) ---------------------------------------
+
+    def create_session(self, sid: str, cwd: str, engine: str, state: dict[str, Any]) -> None:
+        self._put("session", sid, cwd, engine, state, time.time())
+
+    def begin_turn(self, sid: str, tid: str, prompt: str, trace: dict[str, Any]) -> None:
+        """A turn starts: its row (`running`), the prompt in the journal, the title if none."""
+        now = time.time()
+        self._put("turn", sid, tid, prompt, derive_title(prompt), self.owner, now)
+        self._put("trace", sid, tid, None, now, "prompt", trace)
+
+    def record_update(self, sid: str, tid: str, seq: int, update: Any) -> None:
+        """A `session/update` as sent (a wire model or its dict); serialized by the writer."""
+        self._put("update", sid, tid, seq, time.time(), update)
+
+    def record_trace(self, sid: str, tid: str | None, kind: str, data: Any) -> None:
+        self._put("trace", sid, tid, None, time.time(), kind, data)
+
+    def end_turn(
+        self, sid: str, tid: str, result: dict[str, Any], snapshot: dict[str, Any] | None
+    ) -> None:
+        """The terminal. `snapshot` (engine state, with `history` holding the messages from
+        `historyStart` on) replaces the session's state and extends its transcript."""
+        self._put("end", sid, tid, time.time(), result, snapshot)
+
+    def patch_state(self, sid: str, patch: dict[str, Any]) -> None:
+        self._put("state", sid, patch)
+
+    def flush_sync(self, timeout: float = 30.0) -> bool:
+        if self._closed:
+            return True
+        done = threading.Event()
+        self._queue.put(("flush", done))
+        return done.wait(timeout)
+
+    async def flush(self) -> None:
+        await anyio.to_thread.run_sync(self.flush_sync)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _OPEN_OWNERS.discard(self.owner)
+        self._queue.put(("stop", None))
+        self._thread.join(60)
+        with self._read_lock:
+            self._reader.close()
+
+    async def aclose(self) -> None:
+        await anyio.to_thread.run_sync(self.close)
+
+    def _put(self, *op: Any) -> None:
+        if self._closed:
+            log.debug("store closed; dropped %s", op[0])
+            return
+        self._queue.put(op)
+
+    def _loop(self) -> None:
+        while True:
+            ops = [self._queue.get()]
+            while len(ops) < BATCH:
+                try:
+                    ops.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            signals = [op for op in ops if op[0] in ("flush", "stop")]
+            writes = [op for op in ops if op[0] not in ("flush", "stop")]
+            if writes:
+                self._apply(writes)
+            for op in signals:
+                if op[1] is not None:
+                    op[1].set()
+            if any(op[0] == "stop" for op in signals):
+                self._writer.conn.close()
+                return
+
+    def _apply(self, ops: list[tuple]) -> None:
+        # Persistence must never take the event stream down: a failing batch is retried one
+        # operation at a time, and what still fails is logged and dropped.
+        try:
+            self._writer.apply(ops)
+            return
+        except Exception:
+            log.exception("session store: a batch of %d writes failed", len(ops))
+        lost = 0
+        for op in ops if len(ops) > 1 else []:
+            try:
+                self._writer.apply([op])
+            except Exception as exc:
+                lost += 1
+                log.debug("session store: dropped %s: %s", op[0], exc)
+        if lost:
+            log.warning("session store: dropped %d writes", lost)
+
+    def _recover(self) -> list[str]:
+        rows = self._writer.conn.execute(
+            "SELECT id, session_id, owner FROM turns WHERE status = 'running'"
+        ).fetchall()
+        dead = [(tid, sid) for tid, sid, owner in rows if not self._owner_alive(owner)]
+        if dead:
+            now = time.time()
+            self._writer.apply([("abort", sid, tid, now) for tid, sid in dead])
+            log.warning("marked %d interrupted turn(s) as aborted", len(dead))
+        return [tid for tid, _ in dead]
+
+    @staticmethod
+    def _owner_alive(owner: str) -> bool:
+        pid = int(owner.split(":", 1)[0] or 0)
+        if pid == os.getpid():  # ours, or a previous process that had the same pid
+            return owner in _OPEN_OWNERS
+        return pid_alive(pid)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def _read(self, sql: str, args: tuple = ()) -> list[Any]:
+        with self._read_lock:
+            return self._reader.execute(sql, args).fetchall()
+
+    def session(self, sid: str) -> SessionRecord | None:
+        rows = self._read(
+            "SELECT id, cwd, engine, title, created_at, updated_at, state FROM sessions "
+            "WHERE id = ?",
+            (sid,),
+        )
+        return _session(rows[0]) if rows else None
+
+    def session_of(self, ident: str) -> tuple[str | None, str | None]:
+        """(session id, turn id) for a session id or a turn id; (None, None) if neither."""
+        if self._read("SELECT 1 FROM sessions WHERE id = ?", (ident,)):
+            return ident, None
+        rows = self._read("SELECT session_id FROM turns WHERE id = ?", (ident,))
+        return (rows[0][0], ident) if rows else (None, None)
+
+    def transcript(self, sid: str, upto: int | None = None) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT message FROM transcript WHERE session_id = ? AND idx < ? ORDER BY idx",
+            (sid, (1 << 62) if upto is None else upto),
+        )
+        return [json.loads(m) for (m,) in rows]
+
+    def journal(self, sid: str) -> list[JournalEntry]:
+        rows = self._read(
+            "SELECT turn_id, ts, role, entry FROM journal WHERE session_id = ? ORDER BY id",
+            (sid,),
+        )
+        return [JournalEntry(t, ts, role, json.loads(e)) for t, ts, role, e in rows]
+
+    def turns(self, sid: str) -> list[TurnRecord]:
+        rows = self._read(
+            "SELECT id, session_id, status, stop_reason, error, prompt, started_at, ended_at "
+            "FROM turns WHERE session_id = ? ORDER BY n",
+            (sid,),
+        )
+        return [TurnRecord(*row) for row in rows]
+
+    def trace(self, sid: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT t.id, r.seq, r.ts, r.kind, r.data FROM turns t JOIN trace r ON r.turn = t.n "
+            "WHERE t.session_id = ? ORDER BY r.id",
+            (sid,),
+        )
+        return [
+            {"turnId": t, "seq": seq, "ts": ts, "kind": kind, "data": json.loads(data)}
+            for t, seq, ts, kind, data in rows
+        ]
+
+    def list_sessions(
+        self, cwd: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[SessionRecord], str | None]:
+        """Sessions that ran at least one turn, newest first; keyset pagination."""
+        where, args = ["title != ''"], []
+        if cwd is not None:
+            where.append("cwd = ?")
+            args.append(cwd)
+        if cursor:
+            where.append("(updated_at, id) < (?, ?)")
+            args.extend(decode_cursor(cursor))
+        rows = self._read(
+            "SELECT id, cwd, engine, title, created_at, updated_at, state FROM sessions "
+            f"WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (*args, limit + 1),
+        )
+        page = [_session(r) for r in rows[:limit]]
+        more = len(rows) > limit and page
+        return page, encode_cursor(page[-1]) if more else None
+
+    def search(self, query: str, limit: int, *, exclude: str | None = None) -> list[search.Hit]:
+        with self._read_lock:
+            return search.search(self._reader, query, limit, exclude=exclude)
+
+    def integrity(self) -> str:
+        return self._read("PRAGMA integrity_check")[0][0]
+
+
+def _session(row: Any) -> SessionRecord:
+    sid, cwd, engine, title, created, updated, state = row
+    return SessionRecord(sid, cwd, engine, title, created, updated, json.loads(state))
+
+
+def encode_cursor(record: SessionRecord) -> str:
+    raw = f"{record.updated_at!r}|{record.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, sid = raw.split("|", 1)
+        return float(stamp), sid
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreError(f"malformed cursor {cursor!r}; pass a nextCursor unchanged") from exc
+
+
+def iso(ts: float) -> str:
+    """Seconds since the epoch as ISO 8601 UTC with milliseconds."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts))
+    return f"{stamp}.{int(ts * 1000) % 1000:03d}Z"

@@ -1,0 +1,122 @@
+"""Stored sessions on the session service: `load`, `list`, `search` (mixed into
+`SessionService`, which owns the store, the recorder and the in-memory sessions)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from protocol import errors
+from protocol.methods import (
+    ListSessionsResult,
+    SearchHit,
+    SearchSessionsResult,
+    SessionInfoResult,
+    SessionSummary,
+)
+from protocol.updates import UPDATE_ADAPTER
+from server.engines.base import EngineError, SessionSpec
+from server.sessions.errors import ServiceError
+from server.sessions.recording import using_store
+from server.sessions.store import StoreError, iso
+
+if TYPE_CHECKING:
+    from server.sessions.service import Session, SessionService
+
+log = logging.getLogger(__name__)
+
+
+class StoredSessions:
+    """The part of the session service that reads the store."""
+
+    async def load(self: SessionService, session_id: str) -> SessionInfoResult:
+        """Open a stored session (restoring it if it is not in memory), replay its journal to
+        the client as `session/update` events, and describe it."""
+        session = self.sessions.get(session_id) or await self._restore(session_id)
+        if session.turn is not None:
+            raise ServiceError(errors.SESSION_BUSY, f"session {session_id} is running a turn")
+        if self.recorder:
+            for entry in await self.recorder.journal(session_id):
+                try:
+                    update = UPDATE_ADAPTER.validate_python(entry.update)
+                except ValueError:
+                    log.warning("skipped an unreadable journal entry of %s", session_id)
+                    continue
+                self._deliver(session, entry.turn_id, update)
+        return self.describe(session)
+
+    async def open_snapshot(
+        self: SessionService, session_id: str, cwd: Path, engine_id: str, snapshot: dict[str, Any]
+    ) -> Session:
+        """Bring a session back from an engine snapshot (its history, mode, rules, todos)."""
+        cwd = self._workspace(str(cwd))
+        llm = {k: snapshot[k] for k in ("provider", "model") if snapshot.get(k)}
+        config = self._config(cwd, {"llm": llm})
+        engine = self._engine(engine_id)
+        mode = snapshot.get("mode") or config.get("permissions", {}).get("mode", "default")
+        spec = SessionSpec(
+            session_id=session_id,
+            cwd=cwd,
+            config=config,
+            mode=mode,
+            subagent=snapshot.get("subagent"),
+        )
+        restore = getattr(engine, "restore", None)
+        try:
+            with using_store(self.store):
+                if restore is not None:
+                    handle = await restore(spec, snapshot)
+                else:
+                    handle = await engine.create_session(spec)
+        except EngineError as exc:
+            raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
+        return self._adopt(session_id, cwd, config, engine, handle)
+
+    async def _restore(self: SessionService, session_id: str) -> Session:
+        async with self._restoring:
+            if session_id in self.sessions:
+                return self.sessions[session_id]
+            stored = await self.recorder.stored(session_id) if self.recorder else None
+            if stored is None:
+                raise ServiceError(errors.SESSION_NOT_FOUND, f"unknown session {session_id!r}")
+            record, snapshot = stored
+            session = await self.open_snapshot(
+                session_id, Path(record.cwd), record.engine, snapshot
+            )
+            assert self.recorder is not None
+            self.recorder.restored(session, len(snapshot.get("history", [])))
+            return session
+
+    async def list(
+        self: SessionService, cwd: str | None, cursor: str | None, limit: int
+    ) -> ListSessionsResult:
+        """Stored sessions that ran a turn, newest first (only `cwd`'s when given)."""
+        if self.recorder is None:
+            return ListSessionsResult(data=[])
+        where = str(Path(cwd)) if cwd else None
+        try:
+            records, next_cursor = await self.recorder.read(
+                self.recorder.store.list_sessions, where, cursor, limit
+            )
+        except StoreError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
+        data = [
+            SessionSummary(session_id=r.id, title=r.title, cwd=r.cwd, updated_at=iso(r.updated_at))
+            for r in records
+        ]
+        return ListSessionsResult(data=data, next_cursor=next_cursor)
+
+    async def search(self: SessionService, query: str, limit: int) -> SearchSessionsResult:
+        """Full-text search over every stored session's journal, best match first."""
+        if self.recorder is None:
+            return SearchSessionsResult(hits=[])
+        hits = await self.recorder.read(self.recorder.store.search, query, limit)
+        return SearchSessionsResult(
+            hits=[
+                SearchHit(
+                    session_id=h.session_id, role=h.role, snippet=h.snippet, timestamp=iso(h.ts)
+                )
+                for h in hits
+            ]
+        )

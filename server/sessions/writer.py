@@ -1,0 +1,284 @@
+"""Applying queued writes to the session database, in the store's writer thread.
+
+One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
+journal entry that grows with each batch and is indexed for search once it is complete. A
+`stream_retry` removes what the failed attempt added to the journal since the last
+`step_finish`, as clients discard it. Writes for a turn that has ended are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.updates import TurnEnd, Usage
+from server.sessions.search import entry_text, index_text
+
+ROLES = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "assistant",
+    "agent_thought_chunk": "thinking",
+    "tool_call": "tool",
+    "tool_call_update": "tool",
+    "plan": "plan",
+    "question": "event",
+    "subagent": "event",
+    "model_switched": "event",
+    "compaction": "event",
+    "turn_end": "event",
+}
+RUN_KINDS = ("agent_message_chunk", "agent_thought_chunk")
+INTERRUPTED = "the server stopped before this turn finished"
+_ENDED_KEPT = 10_000
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def journaled(update: dict[str, Any]) -> bool:
+    """Whether the user would see this update in a replayed session (progress is left out)."""
+    kind = update.get("kind")
+    if kind == "tool_call_update":
+        return update.get("status") != "in_progress"
+    if kind == "question":
+        return update.get("outcome") is not None
+    if kind == "subagent":
+        return update.get("status") != "running"
+    return kind in ROLES
+
+
+@dataclass
+class Run:
+    """Chunks of one kind being merged into the journal row `row`."""
+
+    row: int
+    kind: str
+    texts: list[str] = field(default_factory=list)
+    dirty: bool = False
+
+    def entry(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": "".join(self.texts)}
+
+
+class Writer:
+    """Turns operations (`(name, *args)` tuples) into SQL. Not thread-safe: one thread owns it."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.runs: dict[str, Run] = {}
+        self.marks: dict[str, int] = {}
+        """Turn id -> first journal row written since the turn's last `step_finish`."""
+        self.ended: dict[str, None] = {}
+        self.keys: dict[str, int] = {}
+        """Turn id -> turns.n, for the turns this writer has seen."""
+        self.trace_rows: list[tuple] = []
+
+    def apply(self, ops: list[tuple]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for op in ops:
+                getattr(self, "op_" + op[0])(*op[1:])
+            for run in self.runs.values():
+                if run.dirty:
+                    self._set_entry(run.row, run.entry())
+                    run.dirty = False
+            self.conn.executemany(
+                "INSERT INTO trace (turn, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
+                self.trace_rows,
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            self.runs.clear()
+            self.marks.clear()
+            self.keys.clear()
+            raise
+        finally:
+            self.trace_rows.clear()
+
+    # -- operations ------------------------------------------------------------------------
+
+    def op_session(self, sid: str, cwd: str, engine: str, state: dict, ts: float) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO sessions (id, cwd, engine, created_at, updated_at, state) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (sid, cwd, engine, ts, ts, dumps(state)),
+        )
+
+    def op_turn(self, sid: str, tid: str, prompt: str, title: str, owner: str, ts: float) -> None:
+        cursor = self.conn.execute(
+            "INSERT INTO turns (id, session_id, status, prompt, owner, started_at) "
+            "VALUES (?, ?, 'running', ?, ?, ?)",
+            (tid, sid, prompt, owner, ts),
+        )
+        assert cursor.lastrowid is not None
+        self.keys[tid] = cursor.lastrowid
+        self.conn.execute(
+            "UPDATE sessions SET updated_at = ?, "
+            "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+            (ts, title, sid),
+        )
+        self._insert(sid, tid, ts, {"kind": "user_message_chunk", "text": prompt})
+
+    def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
+        if tid in self.ended:
+            return
+        if isinstance(update, dict):
+            data, kind = dumps(update), update.get("kind", "")
+        else:
+            data, kind = update.model_dump_json(by_alias=True, exclude_none=True), update.kind
+        self._trace(tid, seq, ts, "update", data)
+        self._journal(sid, tid, ts, kind, update)
+
+    def op_trace(self, sid: str, tid: str, seq: int | None, ts: float, kind: str, data: Any):
+        if tid not in self.ended:
+            self._trace(tid, seq, ts, kind, dumps(data))
+
+    def _trace(self, tid: str, seq: int | None, ts: float, kind: str, data: str) -> None:
+        key = self._key(tid)
+        if key is not None:
+            self.trace_rows.append((key, seq, ts, kind, data))
+
+    def _key(self, tid: str) -> int | None:
+        if tid not in self.keys:
+            row = self.conn.execute("SELECT n FROM turns WHERE id = ?", (tid,)).fetchone()
+            if row is None:
+                return None
+            self.keys[tid] = row[0]
+        return self.keys[tid]
+
+    def op_end(self, sid: str, tid: str, ts: float, result: dict, snapshot: dict | None) -> None:
+        """The terminal: close the turn; with a snapshot, save its state and new messages."""
+        self._close_run(tid)
+        self.marks.pop(tid, None)
+        usage = result.get("usage")
+        self.conn.execute(
+            "UPDATE turns SET status = ?, stop_reason = ?, error = ?, usage = ?, ended_at = ? "
+            "WHERE id = ?",
+            (result["terminal"], result["stopReason"], result.get("error"), dumps(usage), ts, tid),
+        )
+        self.op_trace(sid, tid, None, ts, "terminal", result)
+        if snapshot is not None:
+            self._save_snapshot(sid, tid, snapshot)
+        self.conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, sid))
+        self.ended[tid] = None
+        self.keys.pop(tid, None)
+        if len(self.ended) > _ENDED_KEPT:
+            del self.ended[next(iter(self.ended))]
+
+    def op_state(self, sid: str, patch: dict) -> None:
+        self.conn.execute(
+            "UPDATE sessions SET state = json_patch(state, ?) WHERE id = ?", (dumps(patch), sid)
+        )
+
+    def op_abort(self, sid: str, tid: str, ts: float) -> None:
+        """Close a turn its server never finished (found `running` at startup)."""
+        for row, entry in self.conn.execute(
+            "SELECT id, entry FROM journal WHERE turn_id = ? AND open = 1", (tid,)
+        ).fetchall():
+            self.conn.execute("UPDATE journal SET open = 0 WHERE id = ?", (row,))
+            self._index(row, json.loads(entry))
+        for call_id in self._unfinished_calls(tid):
+            update = {"kind": "tool_call_update", "toolCallId": call_id, "status": "failed"}
+            self._insert(sid, tid, ts, {**update, "error": INTERRUPTED})
+        end = TurnEnd(terminal="aborted", stop_reason="cancelled", usage=Usage(), error=INTERRUPTED)
+        self._insert(sid, tid, ts, end.to_wire())
+        result = {k: v for k, v in end.to_wire().items() if k != "kind"}
+        self.op_end(sid, tid, ts, {"turnId": tid, **result}, None)
+
+    # -- the journal ---------------------------------------------------------------------------
+
+    def _journal(self, sid: str, tid: str, ts: float, kind: str, update: Any) -> None:
+        run = self.runs.get(tid)
+        if run is not None and run.kind != kind:
+            self._close_run(tid)
+            run = None
+        if kind == "stream_retry":
+            self._discard_step(tid)
+        elif kind == "step_finish":
+            self.marks.pop(tid, None)
+        elif kind in RUN_KINDS:
+            text = update["text"] if isinstance(update, dict) else update.text
+            if run is None:
+                row = self._insert(sid, tid, ts, {"kind": kind, "text": text}, open_run=True)
+                run = self.runs[tid] = Run(row, kind)
+            run.texts.append(text)
+            run.dirty = True
+        else:
+            wire = update if isinstance(update, dict) else update.to_wire()
+            if journaled(wire):
+                self._insert(sid, tid, ts, wire)
+
+    def _insert(self, sid: str, tid: str, ts: float, entry: dict, *, open_run: bool = False) -> int:
+        role = ROLES.get(entry.get("kind", ""), "event")
+        cursor = self.conn.execute(
+            "INSERT INTO journal (session_id, turn_id, ts, role, entry, open) VALUES (?,?,?,?,?,?)",
+            (sid, tid, ts, role, dumps(entry), int(open_run)),
+        )
+        row = cursor.lastrowid
+        assert row is not None
+        self.marks.setdefault(tid, row)
+        if not open_run:
+            self._index(row, entry)
+        return row
+
+    def _index(self, row: int, entry: dict[str, Any]) -> None:
+        text = entry_text(entry)
+        if text.strip():
+            self.conn.execute(
+                "INSERT INTO journal_fts (rowid, text) VALUES (?, ?)", (row, index_text(text))
+            )
+
+    def _set_entry(self, row: int, entry: dict[str, Any]) -> None:
+        self.conn.execute("UPDATE journal SET entry = ? WHERE id = ?", (dumps(entry), row))
+
+    def _close_run(self, tid: str) -> None:
+        run = self.runs.pop(tid, None)
+        if run is None:
+            return
+        self.conn.execute(
+            "UPDATE journal SET entry = ?, open = 0 WHERE id = ?", (dumps(run.entry()), run.row)
+        )
+        self._index(run.row, run.entry())
+
+    def _discard_step(self, tid: str) -> None:
+        self.runs.pop(tid, None)
+        mark = self.marks.pop(tid, None)
+        if mark is None:
+            return
+        self.conn.execute(
+            "DELETE FROM journal_fts WHERE rowid IN "
+            "(SELECT id FROM journal WHERE turn_id = ? AND id >= ?)",
+            (tid, mark),
+        )
+        self.conn.execute("DELETE FROM journal WHERE turn_id = ? AND id >= ?", (tid, mark))
+
+    def _unfinished_calls(self, tid: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT json_extract(entry, '$.kind'), json_extract(entry, '$.toolCallId') "
+            "FROM journal WHERE turn_id = ? ORDER BY id",
+            (tid,),
+        ).fetchall()
+        calls = [c for kind, c in rows if kind == "tool_call"]
+        done = {c for kind, c in rows if kind == "tool_call_update"}
+        return [c for c in calls if c not in done]
+
+    # -- state and transcript ------------------------------------------------------------------
+
+    def _save_snapshot(self, sid: str, tid: str, snapshot: dict[str, Any]) -> None:
+        """`snapshot["history"]` holds only the messages from `snapshot["historyStart"]` on."""
+        start = int(snapshot.get("historyStart", 0))
+        history = snapshot.get("history", [])
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO transcript (session_id, idx, turn_id, message) "
+            "VALUES (?, ?, ?, ?)",
+            [(sid, start + i, tid, dumps(m)) for i, m in enumerate(history)],
+        )
+        state = {k: v for k, v in snapshot.items() if k not in ("history", "historyStart")}
+        state["transcriptLength"] = start + len(history)
+        self.conn.execute(
+            "UPDATE sessions SET state = json_patch(state, ?) WHERE id = ?", (dumps(state), sid)
+        )

@@ -1,0 +1,185 @@
+"""What each model call of a running turn is built from: `session/set_model` and `/model` take
+effect on the next call, `session/steer` text joins the next request (over real stdio with the
+loopback fake model), and every call gets a fresh, never stored, turn context."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+
+from server.agent.context import UNKNOWN, GitState, git_state, is_turn_context
+from server.providers.scripted import ScriptedReply
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.agent_client import AgentClient, server_env
+from tests.conftest import write_project_config
+from tests.test_e2e_subagents import Harness, results
+
+
+async def open_session(tmp_path, workspace, fake_llm):
+    write_project_config(
+        workspace,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "gpt-5.5",
+                "baseUrl": fake_llm.openai_base_url,
+                "maxRetries": 0,
+            }
+        },
+    )
+    client = AgentClient()
+    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
+    await client.initialize()
+    session_id = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+    return client, session_id
+
+
+def prompt(session_id, text):
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+
+
+def slow_step() -> Reply:
+    """A first step that streams for a while, then calls a tool that needs no permission."""
+    return Reply(
+        text=" ".join(["looking"] * 6), chunk_delay=0.1, tool_calls=[FakeToolCall("list_dir", {})]
+    )
+
+
+def updates_of(client, kind):
+    return [u["update"] for u in client.updates if u["update"]["kind"] == kind]
+
+
+async def test_set_model_during_a_turn_changes_the_next_request(tmp_path, workspace, fake_llm):
+    fake_llm.script(slow_step(), Reply(text="done"))
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    try:
+        turn = asyncio.create_task(client.call("session/prompt", prompt(session_id, "go")))
+        await client.wait_for(lambda u: u["update"]["kind"] == "agent_message_chunk")
+        answer = await client.call(
+            "session/set_model", {"sessionId": session_id, "modelId": "gpt-5.5-mini"}
+        )
+        result = await asyncio.wait_for(turn, 20)
+    finally:
+        await client.close()
+    assert answer == {}
+    assert result["terminal"] == "completed"
+    assert [r.body["model"] for r in fake_llm.requests] == ["gpt-5.5", "gpt-5.5-mini"]
+    assert updates_of(client, "model_switched") == [
+        {"kind": "model_switched", "model": "gpt-5.5-mini", "reason": "set_model"}
+    ]
+    kinds = [u["update"]["kind"] for u in client.updates]
+    assert kinds.index("model_switched") == kinds.index("step_finish") + 1, (
+        "announced when it takes effect: right before the second model call"
+    )
+
+
+async def test_steer_text_appears_in_the_next_request(tmp_path, workspace, fake_llm):
+    fake_llm.script(slow_step(), Reply(text="ok, tabs"))
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    try:
+        turn = asyncio.create_task(client.call("session/prompt", prompt(session_id, "format")))
+        await client.wait_for(lambda u: u["update"]["kind"] == "agent_message_chunk")
+        queued = await client.call("session/steer", prompt(session_id, "use tabs"))
+        result = await asyncio.wait_for(turn, 20)
+    finally:
+        await client.close()
+    assert queued == {"queued": True}
+    assert result["terminal"] == "completed"
+    first, second = (r.body["messages"] for r in fake_llm.requests)
+    users = [m["content"] for m in second if m["role"] == "user"]
+    assert "use tabs" in users and "use tabs" not in [m.get("content") for m in first]
+    roles = [m["role"] for m in second]
+    steer_at = users.index("use tabs")
+    assert roles.index("tool") < [i for i, r in enumerate(roles) if r == "user"][steer_at], (
+        "the steer follows the tool result it arrived after"
+    )
+    assert updates_of(client, "user_message_chunk") == [
+        {"kind": "user_message_chunk", "text": "use tabs"}
+    ]
+
+
+async def test_model_prompt_command(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="explained"))
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    try:
+        switched = await client.call("session/prompt", prompt(session_id, "/model gpt-4.1"))
+        shown = await client.call("session/prompt", prompt(session_id, "/model"))
+        ran = await client.call("session/prompt", prompt(session_id, "/model gpt-5.5 explain x"))
+    finally:
+        await client.close()
+    assert switched["terminal"] == shown["terminal"] == ran["terminal"] == "completed"
+    assert [r.body["model"] for r in fake_llm.requests] == ["gpt-5.5"], "only the last one asks"
+    last_user = next(m for m in fake_llm.requests[0].body["messages"] if m["role"] == "user")
+    assert last_user["content"] in ("explain x", [{"type": "text", "text": "explain x"}])
+    assert [(u["model"], u["reason"]) for u in updates_of(client, "model_switched")] == [
+        ("gpt-4.1", "/model"),
+        ("gpt-5.5", "/model"),
+    ]
+    by_turn = {
+        turn: "".join(
+            u["update"]["text"]
+            for u in client.updates
+            if u["turnId"] == turn and u["update"]["kind"] == "agent_message_chunk"
+        )
+        for turn in (switched["turnId"], shown["turnId"])
+    }
+    assert by_turn == {
+        switched["turnId"]: "Model: gpt-4.1. Switch with /model <id>.",
+        shown["turnId"]: "Model: gpt-4.1. Switch with /model <id>.",
+    }
+
+
+# -- the per-call turn context ------------------------------------------------------------------
+
+
+def git(cwd, *args):
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+async def test_every_call_gets_a_fresh_turn_context_that_is_never_stored(tmp_path):
+    def reply(request):
+        if not results(request):
+            return ScriptedReply(tool_calls=[("write_file", {"path": "new.txt", "content": "x"})])
+        return ScriptedReply(text="done")
+
+    h = Harness(tmp_path, reply)
+    git(h.workspace, "init", "-q", "-b", "main")
+    (h.workspace / "a.txt").write_text("a")
+    git(h.workspace, "add", "a.txt")
+    git(h.workspace, "commit", "-qm", "first")
+    await h.open()
+    h.handle.permissions.mode = "acceptEdits"
+    await h.prompt("add a file")
+    first, second = h.provider.requests
+    sha = first.messages[-1].text.split("main@")[1][:7]
+    assert first.messages[-1].text == (
+        f"<turn-context>\ncwd: {h.workspace}\nsession: {h.session_id}\n"
+        f"git: main@{sha} (clean)\n</turn-context>"
+    )
+    assert f"git: main@{sha} (1 uncommitted)" in second.messages[-1].text
+    for request in (first, second):
+        assert [is_turn_context(m) for m in request.messages].count(True) == 1
+        assert request.stable_prefix == len(request.messages) - 1
+    assert not any(is_turn_context(m) for m in h.handle.history)
+
+
+async def test_outside_a_repository(tmp_path):
+    h = await Harness(tmp_path, lambda request: ScriptedReply(text="hi")).open()
+    await h.prompt("hi")
+    assert "git: not a repository" in h.provider.requests[0].messages[-1].text
+    assert git_state(tmp_path / "does-not-exist") == UNKNOWN, "git could not even start"
+
+
+def test_git_state_descriptions(tmp_path):
+    assert git_state(tmp_path) is None
+    assert GitState("main", "abc1234", 0).describe() == "main@abc1234 (clean)"
+    assert GitState("main", "abc1234", 3).describe() == "main@abc1234 (3 uncommitted)"
+    assert GitState("main", "abc1234", None).describe() == "main@abc1234 (status unknown)"
+    assert UNKNOWN.describe() == "status unknown"
+    git(tmp_path, "init", "-q", "-b", "trunk")
+    assert git_state(tmp_path) == GitState("trunk", "(no commits)", 0)

@@ -1,0 +1,148 @@
+"""Offline replay: record a multi-step turn through `agentls serve` against the loopback fake
+model, stop the fake, then `agentls replay --verify` re-runs the turn in a scratch copy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from server.providers.messages import Finish, ModelRequest, ProviderError, TextDelta, Usage
+from server.providers.replay import RecordedCall, ReplayProvider
+from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+from tests.agent_client import AgentClient, server_env
+from tests.conftest import write_project_config
+
+
+def agentls(tmp_path, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *args],
+        capture_output=True,
+        text=True,
+        env=server_env(tmp_path),  # no API key: replay must not need the model
+        timeout=60,
+    )
+
+
+async def record_turn(tmp_path, workspace) -> tuple[str, str]:
+    (workspace / "config.txt").write_text("retries = 3\n")
+    (workspace / "notes.md").write_text("status: draft\n")
+    with FakeModelServer() as fake:
+        llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}
+        write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}})
+        fake.script(
+            Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
+            Reply(
+                tool_calls=[
+                    FakeToolCall(
+                        "write_file",
+                        {"path": str(workspace / "out.txt"), "content": "retries=3\n"},
+                        id="c_write",
+                    ),
+                    FakeToolCall(
+                        "edit_file",
+                        {"path": "notes.md", "old_string": "draft", "new_string": "final"},
+                        id="c_edit",
+                    ),
+                ]
+            ),
+            Reply(text="Copied the setting and marked the notes final."),
+        )
+        client = AgentClient()
+        await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
+        try:
+            await client.initialize()
+            session = await client.call("session/new", {"cwd": str(workspace)})
+            result = await client.call(
+                "session/prompt",
+                {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
+            )
+        finally:
+            await client.close()
+    assert result["terminal"] == "completed"
+    assert len(client.permission_requests) == 2  # write and edit asked; replay answers the same
+    assert (workspace / "notes.md").read_text() == "status: final\n"
+    return session["sessionId"], result["turnId"]
+
+
+async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp_path, workspace):
+    session_id, turn_id = await record_turn(tmp_path, workspace)
+
+    passed = agentls(tmp_path, "replay", session_id, "--verify", "--json")
+    assert passed.returncode == 0, passed.stderr
+    report = json.loads(passed.stdout)
+    assert report["verified"] is True and report["turnId"] == turn_id
+    assert {f["name"]: f["passed"] for f in report["facts"]} == {
+        "same_tool_calls": True,
+        "no_new_tool_failures": True,
+        "same_tool_results": True,
+        "files_written_match": True,
+        "read_only_wrote_nothing": None,
+        "same_terminal": True,
+    }
+    assert [c["name"] for c in report["replay"]["toolCalls"]] == [
+        "read_file",
+        "write_file",
+        "edit_file",
+    ]
+    assert (workspace / "notes.md").read_text() == "status: final\n"  # the original is untouched
+
+    trace = tmp_path / "trace.jsonl"
+    assert agentls(tmp_path, "sessions", "export", session_id, "-o", str(trace)).returncode == 0
+    kinds = {json.loads(line).get("kind") for line in trace.read_text().splitlines()}
+    assert {"prompt", "update", "permission", "provider_request", "provider_response"} <= kinds
+    from_file = agentls(tmp_path, "replay", str(trace), "--verify")
+    assert from_file.returncode == 0, from_file.stdout + from_file.stderr
+    assert from_file.stdout.rstrip().endswith("verified: PASS")
+
+    (workspace / "config.txt").write_text("retries = 5\n")
+    failed = agentls(tmp_path, "replay", turn_id, "--verify")
+    assert failed.returncode == 1, failed.stderr
+    lines = failed.stdout.splitlines()
+    broken = [line for line in lines if line.startswith("  FAIL")]
+    assert len(broken) == 1, failed.stdout
+    assert broken[0].startswith(
+        "  FAIL  tools that read the workspace returned the same: call 1 read_file (Read "
+        "config.txt): the result differs"
+    )
+    assert "retries = 3" in broken[0] and "retries = 5" in broken[0]
+    assert lines[-1] == "FAILED: 1 of 5 facts do not hold"
+
+
+async def test_sessions_commands_print_for_people(tmp_path, workspace):
+    session_id, _ = await record_turn(tmp_path, workspace)
+    listing = agentls(tmp_path, "sessions", "list")
+    assert listing.stdout.startswith(f"{session_id}  ") and listing.stdout.rstrip().endswith(
+        f"  go  ({workspace})"
+    )
+    shown = agentls(tmp_path, "sessions", "show", session_id).stdout
+    assert "> go" in shown and "  [read_file] Read config.txt" in shown
+    assert "Copied the setting and marked the notes final." in shown
+    assert "── completed (end_turn)" in shown
+    found = agentls(tmp_path, "sessions", "search", "notes final", "--json")
+    hits = json.loads(found.stdout)["hits"]
+    assert [(h["sessionId"], h["role"]) for h in hits] == [(session_id, "assistant")]
+    missing = agentls(tmp_path, "sessions", "show", "sess_nope")
+    assert missing.returncode == 2 and "no stored session" in missing.stderr
+
+
+async def test_the_replay_provider_plays_calls_in_order_then_refuses():
+    calls = [
+        RecordedCall([TextDelta("partial")], error="overloaded", status=529, retryable=True),
+        RecordedCall([TextDelta("done"), Finish("end_turn", Usage(1, 1))]),
+    ]
+    provider = ReplayProvider(calls)
+    request = ModelRequest(model="m", system="", messages=[])
+    first = []
+    with pytest.raises(ProviderError) as failed:
+        async for event in provider.stream(request):
+            first.append(event)
+    second = [event async for event in provider.stream(request)]
+    assert first == [TextDelta("partial")]
+    assert (failed.value.status, failed.value.retryable) == (529, True)
+    assert second == calls[1].events
+    with pytest.raises(ProviderError, match="no recorded model call left"):
+        async for _ in provider.stream(request):
+            pass
