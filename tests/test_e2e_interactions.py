@@ -124,10 +124,15 @@ async def test_cancel_while_question_pending_aborts(tmp_path, workspace, fake_ll
     fake_llm.script(Reply(tool_calls=[FakeToolCall("ask_user_question", {"question": "?"})]))
     client, session_id = await open_client(tmp_path, workspace, fake_llm)
     asked = asyncio.Event()
+    withdrawn = asyncio.Event()
 
     async def wait_forever(params):
         asked.set()
-        await asyncio.sleep(30)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:  # the server's $/cancelRequest closes the dialog
+            withdrawn.set()
+            raise
 
     client.on_question = wait_forever
     try:
@@ -135,6 +140,7 @@ async def test_cancel_while_question_pending_aborts(tmp_path, workspace, fake_ll
         await asyncio.wait_for(asked.wait(), 10)
         client.notify("session/cancel", {"sessionId": session_id})
         result = await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(withdrawn.wait(), 5)
     finally:
         await client.close()
     assert result["terminal"] == "aborted"

@@ -254,7 +254,7 @@ class JsonRpcChannel:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             self.protocol._request_futures.pop(msg_id, None)
-            self.protocol.notify(lsp.CANCEL_REQUEST, {"id": msg_id})
+            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
 
 

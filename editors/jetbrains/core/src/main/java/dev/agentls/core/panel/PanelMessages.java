@@ -1,0 +1,130 @@
+package dev.agentls.core.panel;
+
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonObject;
+import dev.agentls.core.protocol.Json;
+import dev.agentls.core.protocol.TaggedUnion;
+import dev.agentls.core.protocol.Wire;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The messages between the shared chat panel ({@code editors/webview}, see its
+ * {@code src/messages.ts}) and its host, tagged on {@code type}. Over JCEF the page sends with
+ * {@code window.__agentHostPost(json)} and receives through {@code window.__agentReceive(json)}.
+ */
+public final class PanelMessages {
+    private PanelMessages() {}
+
+    /** Host to panel. */
+    public sealed interface HostToPanel {
+        /** state: starting | ready | restarting | stopped. */
+        record Server(String state, String message) implements HostToPanel {}
+
+        /** A new or resumed session: the transcript starts over (a resume replays updates next). */
+        record Session(Wire.SessionInfoResult session, Boolean resumed, String cwd) implements HostToPanel {}
+
+        record Update(Wire.SessionUpdateParams params) implements HostToPanel {}
+
+        record PromptResult(Wire.PromptResult result) implements HostToPanel {}
+
+        record PromptError(String message) implements HostToPanel {}
+
+        record ErrorMessage(String message) implements HostToPanel {}
+
+        record Model(String modelId) implements HostToPanel {}
+
+        /** The session list, or why there is none ({@code unavailable}). */
+        record Sessions(List<SessionRow> sessions, String query, String unavailable) implements HostToPanel {}
+
+        record FocusInput() implements HostToPanel {}
+    }
+
+    /** One row of the panel's session list (a stored session or a search hit). */
+    public record SessionRow(String sessionId, String title, String detail, String updatedAt) {}
+
+    /** Panel to host. */
+    public sealed interface PanelToHost {
+        record Ready() implements PanelToHost {}
+
+        /** ACP-style content blocks; kept raw so that one unknown block does not lose the prompt. */
+        record Prompt(List<JsonObject> prompt) implements PanelToHost {}
+
+        record Cancel() implements PanelToHost {}
+
+        record NewSession() implements PanelToHost {}
+
+        record SetModel(String modelId) implements PanelToHost {}
+
+        record ListSessions() implements PanelToHost {}
+
+        record SearchSessions(String query) implements PanelToHost {}
+
+        record ResumeSession(String sessionId) implements PanelToHost {}
+
+        record OpenFile(String path, Integer line) implements PanelToHost {}
+
+        record OpenLink(String href) implements PanelToHost {}
+
+        record Copy(String text) implements PanelToHost {}
+
+        /** A message type this host does not know. */
+        record Unknown(String type, JsonObject raw) implements PanelToHost {}
+    }
+
+    static final TaggedUnion<HostToPanel> HOST_TO_PANEL = new TaggedUnion<>(HostToPanel.class, "type", null, null)
+            .variant("server", HostToPanel.Server.class)
+            .variant("session", HostToPanel.Session.class)
+            .variant("update", HostToPanel.Update.class)
+            .variant("promptResult", HostToPanel.PromptResult.class)
+            .variant("promptError", HostToPanel.PromptError.class)
+            .variant("error", HostToPanel.ErrorMessage.class)
+            .variant("model", HostToPanel.Model.class)
+            .variant("sessions", HostToPanel.Sessions.class)
+            .variant("focusInput", HostToPanel.FocusInput.class);
+
+    static final TaggedUnion<PanelToHost> PANEL_TO_HOST = new TaggedUnion<>(PanelToHost.class, "type",
+            PanelToHost.Unknown::new, m -> ((PanelToHost.Unknown) m).raw())
+            .variant("ready", PanelToHost.Ready.class)
+            .variant("prompt", PanelToHost.Prompt.class)
+            .variant("cancel", PanelToHost.Cancel.class)
+            .variant("newSession", PanelToHost.NewSession.class)
+            .variant("setModel", PanelToHost.SetModel.class)
+            .variant("listSessions", PanelToHost.ListSessions.class)
+            .variant("searchSessions", PanelToHost.SearchSessions.class)
+            .variant("resumeSession", PanelToHost.ResumeSession.class)
+            .variant("openFile", PanelToHost.OpenFile.class)
+            .variant("openLink", PanelToHost.OpenLink.class)
+            .variant("copy", PanelToHost.Copy.class);
+
+    public static final Gson GSON = Json.configure(new GsonBuilder())
+            .registerTypeAdapterFactory(HOST_TO_PANEL)
+            .registerTypeAdapterFactory(PANEL_TO_HOST)
+            .create();
+
+    public static String write(HostToPanel message) {
+        return GSON.toJson(message, HostToPanel.class);
+    }
+
+    public static HostToPanel readHostToPanel(String json) {
+        return GSON.fromJson(json, HostToPanel.class);
+    }
+
+    public static String write(PanelToHost message) {
+        return GSON.toJson(message, PanelToHost.class);
+    }
+
+    public static PanelToHost readPanelToHost(String json) {
+        return GSON.fromJson(json, PanelToHost.class);
+    }
+
+    /** Message types with their records, for the contract test against {@code messages.ts}. */
+    public static Map<String, Class<? extends HostToPanel>> hostToPanelTypes() {
+        return Map.copyOf(HOST_TO_PANEL.variants());
+    }
+
+    public static Map<String, Class<? extends PanelToHost>> panelToHostTypes() {
+        return Map.copyOf(PANEL_TO_HOST.variants());
+    }
+}

@@ -1,0 +1,62 @@
+package dev.agentls.core.protocol;
+
+import com.google.gson.JsonObject;
+import java.util.List;
+
+/**
+ * One event of a turn, the {@code update} of a {@code session/update} notification, tagged on
+ * {@code kind}. Kinds this client does not know arrive as {@link Unknown} and are passed on
+ * unchanged (clients ignore what they do not know).
+ */
+public sealed interface SessionUpdate {
+    /** Text the user sent (replayed by session/load). */
+    record UserMessageChunk(String text) implements SessionUpdate {}
+
+    /** A piece of the assistant's answer, streamed. */
+    record AgentMessageChunk(String text) implements SessionUpdate {}
+
+    /** A piece of the model's visible thinking, streamed. */
+    record AgentThoughtChunk(String text) implements SessionUpdate {}
+
+    /** The model asked for a tool; sent before it runs and before any permission prompt. */
+    record ToolCall(String toolCallId, String name, String title, String toolKind, JsonObject input,
+                    List<Wire.Location> locations) implements SessionUpdate {}
+
+    /** Progress or outcome of a tool call: in_progress, completed, failed or denied. */
+    record ToolCallUpdate(String toolCallId, String status, String output, String error, Wire.Diff diff)
+            implements SessionUpdate {}
+
+    /** One model call finished. */
+    record StepFinish(int step, String finishReason, Wire.Usage usage) implements SessionUpdate {}
+
+    /** The agent's todo list, replaced whole on every change. */
+    record Plan(List<Wire.PlanEntry> entries) implements SessionUpdate {}
+
+    /** Mirror of a session/ask_question request and its outcome. */
+    record QuestionNote(List<JsonObject> questions, String outcome) implements SessionUpdate {}
+
+    /** Mirror of a session/request_permission request and its outcome. */
+    record PermissionNote(String toolCallId, String outcome) implements SessionUpdate {}
+
+    /** A subagent started, progressed or finished. */
+    record SubagentUpdate(String id, String profile, String status, String summary, List<String> outputFiles)
+            implements SessionUpdate {}
+
+    /** The session moved to another model (vision routing, set_model). */
+    record ModelSwitched(String model, String reason) implements SessionUpdate {}
+
+    /** History was compacted to fit the context window (token estimates). */
+    record Compaction(long before, long after) implements SessionUpdate {}
+
+    /** A transient model error; the reply is streamed again from its start after {@code delay} seconds. */
+    record StreamRetry(int attempt, double delay, String error) implements SessionUpdate {}
+
+    /** An MCP server of the session changed state; {@code tools}: how many it gives, when connected. */
+    record McpStatus(String server, String status, String error, Integer tools) implements SessionUpdate {}
+
+    /** Always the last update of a turn; mirrors the session/prompt result. */
+    record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error) implements SessionUpdate {}
+
+    /** A kind this client does not know, kept whole. */
+    record Unknown(String kind, JsonObject raw) implements SessionUpdate {}
+}

@@ -1,0 +1,185 @@
+package dev.agentls.core.protocol;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The params and results of the agentls methods, as records named and shaped like the
+ * {@code $defs} of {@code protocol/schema/agentls.schema.json} (a test holds them to it).
+ * Field names are the wire names; a null field is absent on the wire. Literal-typed fields
+ * (modes, terminals, statuses) are strings so that values added later pass through.
+ */
+public final class Wire {
+    private Wire() {}
+
+    /** Token counts, summed over the model calls they cover. */
+    public record Usage(long inputTokens, long outputTokens, long cacheReadTokens, long cacheWriteTokens) {}
+
+    /** A file (and optionally a line) a tool call touches. */
+    public record Location(String path, Integer line) {}
+
+    /** A whole-file change made by an edit tool; {@code oldText} is null when the file was created. */
+    public record Diff(String path, String oldText, String newText) {}
+
+    public record PlanEntry(String id, String content, String status) {}
+
+    public record Empty() {}
+
+    // -- sessions ---------------------------------------------------------------------------
+
+    public record ModeInfo(String id, String name, String description) {}
+
+    public record ModeState(String currentModeId, List<ModeInfo> availableModes) {}
+
+    public record ModelInfo(String modelId, String name, String provider, Integer contextWindow, boolean vision) {}
+
+    public record ModelState(String currentModelId, List<ModelInfo> availableModels) {}
+
+    /**
+     * How to start or reach an MCP server: a command (stdio) or a URL (streamable HTTP), the shape
+     * of an entry of Claude Code's {@code .mcp.json}; {@code type}: stdio | http, inferred when absent.
+     */
+    public record McpServerConfig(String type, String command, List<String> args, Map<String, String> env, String cwd,
+                                  String url, Map<String, String> headers, Double startupTimeout, Double toolTimeout) {}
+
+    /** {@code mcpServers}: MCP servers for this session by name, on top of the configured ones. */
+    public record NewSessionParams(String cwd, String engine, String provider, String model, String mode,
+                                   String subagent, Map<String, McpServerConfig> mcpServers) {
+        public static NewSessionParams in(String cwd) {
+            return new NewSessionParams(cwd, null, null, null, null, null, null);
+        }
+
+        public NewSessionParams withModelAndMode(String model, String mode) {
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers);
+        }
+    }
+
+    public record SessionInfoResult(String sessionId, String engine, String model, String provider, ModeState modes,
+                                    ModelState models) {}
+
+    public record SessionRef(String sessionId) {}
+
+    public record SetModelParams(String sessionId, String modelId) {}
+
+    public record SetModeParams(String sessionId, String modeId) {}
+
+    // -- turns ------------------------------------------------------------------------------
+
+    /** {@code think}: "think" | "hard" | "ultra" | true | false. */
+    public record PromptOptions(String model, JsonPrimitive think, Integer thinkingBudget) {}
+
+    public record PromptParams(String sessionId, List<ContentBlock> prompt, PromptOptions options) {}
+
+    /** {@code terminal}: completed | aborted | failed | timed_out. */
+    public record PromptResult(String turnId, String terminal, String stopReason, Usage usage, String error) {}
+
+    public record SteerParams(String sessionId, List<ContentBlock> prompt) {}
+
+    public record SteerResult(boolean queued) {}
+
+    public record SessionUpdateParams(String sessionId, String turnId, long seq, SessionUpdate update) {}
+
+    // -- interactions (server -> client requests) -------------------------------------------
+
+    /** The tool call a permission is asked for; {@code reason} says why the user is asked. */
+    public record ToolCallRef(String toolCallId, String name, String title, JsonObject input, String reason) {}
+
+    /** {@code kind}: allow_once | allow_always | reject_once | reject_always. */
+    public record PermissionOption(String optionId, String name, String kind) {}
+
+    public record RequestPermissionParams(String sessionId, String turnId, ToolCallRef toolCall,
+                                          List<PermissionOption> options) {}
+
+    /** {@code outcome}: selected (with {@code optionId}) | cancelled. */
+    public record PermissionOutcome(String outcome, String optionId) {}
+
+    public record RequestPermissionResult(PermissionOutcome outcome, JsonObject updatedInput, String message) {
+        public static RequestPermissionResult selected(String optionId) {
+            return new RequestPermissionResult(new PermissionOutcome("selected", optionId), null, null);
+        }
+
+        public static RequestPermissionResult cancelled() {
+            return new RequestPermissionResult(new PermissionOutcome("cancelled", null), null, null);
+        }
+    }
+
+    public record QuestionOption(String label, String description) {}
+
+    public record Question(String question, String header, List<QuestionOption> options, boolean multiSelect) {}
+
+    public record AskQuestionParams(String sessionId, String turnId, List<Question> questions) {}
+
+    /** Answers keyed by question text, or {@code declined}. */
+    public record AskQuestionResult(Map<String, Answer> answers, Boolean declined) {
+        public static AskQuestionResult answered(Map<String, Answer> answers) {
+            return new AskQuestionResult(answers, null);
+        }
+
+        public static AskQuestionResult declinedByUser() {
+            return new AskQuestionResult(null, true);
+        }
+    }
+
+    // -- catalogues and history -------------------------------------------------------------
+
+    public record ModelsListParams(String provider) {}
+
+    public record ModelsListResult(List<ModelInfo> models) {}
+
+    /** {@code capabilities}: what the engine supports (images, thinking, steer, permissions, questions). */
+    public record EngineInfo(String id, String name, boolean available, String description,
+                             Map<String, Boolean> capabilities) {}
+
+    public record EnginesListResult(List<EngineInfo> engines) {}
+
+    public record ListSessionsParams(String cwd, String cursor, Integer limit) {}
+
+    public record SessionSummary(String sessionId, String title, String cwd, String updatedAt) {}
+
+    public record ListSessionsResult(List<SessionSummary> data, String nextCursor) {}
+
+    public record SearchSessionsParams(String query, Integer limit) {}
+
+    public record SearchHit(String sessionId, String role, String snippet, String timestamp) {}
+
+    public record SearchSessionsResult(List<SearchHit> hits) {}
+
+    /** A session's workspace ({@code sessionId}) or a directory ({@code cwd}); one of them is required. */
+    public record SkillsListParams(String sessionId, String cwd) {}
+
+    /** {@code source}: builtin | user | project. */
+    public record SkillInfo(String name, String description, String source, String path, boolean userInvocable,
+                            boolean modelInvocable, List<String> allowedTools, String version, String model) {}
+
+    /** A skill or subagent profile file that was skipped, and why. */
+    public record CatalogWarning(String path, String message) {}
+
+    public record SkillsListResult(List<SkillInfo> skills, List<CatalogWarning> warnings) {}
+
+    public record SubagentsListParams(String sessionId, String cwd) {}
+
+    /** {@code tools}: absent means every tool. */
+    public record SubagentInfo(String name, String description, String source, List<String> tools, int maxSteps,
+                               String model) {}
+
+    public record SubagentsListResult(List<SubagentInfo> subagents, List<CatalogWarning> warnings) {}
+
+    public record McpListParams(String sessionId, String cwd) {}
+
+    /** {@code name} as the model calls it ({@code mcp__<server>__<tool>}); {@code tool}: the server's own name. */
+    public record McpToolInfo(String name, String tool, String title, String description) {}
+
+    public record McpImplementation(String name, String version) {}
+
+    /**
+     * An MCP server of a workspace or session. {@code transport}: stdio | http; {@code source}:
+     * user | project | client; {@code status}: starting | connected | failed | stopped | disabled
+     * | untrusted | configured.
+     */
+    public record McpServerInfo(String name, String transport, String source, String status, String error,
+                                McpImplementation serverInfo, List<McpToolInfo> tools) {}
+
+    public record McpListResult(List<McpServerInfo> servers) {}
+}

@@ -1,0 +1,39 @@
+package dev.agentls.core.panel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.google.gson.JsonObject;
+import dev.agentls.core.Repo;
+import dev.agentls.core.panel.PanelMessages.HostToPanel;
+import dev.agentls.core.protocol.Json;
+import dev.agentls.core.protocol.Wire;
+import java.util.Comparator;
+import org.junit.jupiter.api.Test;
+
+class PlainTranscriptTest {
+    @Test
+    void theGoldenUpdatesAsPlainText() {
+        PlainTranscript transcript = new PlainTranscript();
+        transcript.accept("{\"type\":\"server\",\"state\":\"restarting\",\"message\":\"it crashed\"}");
+        assertEquals("Restarting agentls… — it crashed", transcript.status());
+        Repo.fixtures().stream()
+                .filter(p -> p.getFileName().toString().startsWith("update_"))
+                .map(p -> Repo.json("protocol/fixtures/" + p.getFileName()).getAsJsonObject("params"))
+                .sorted(Comparator.comparingLong((JsonObject params) -> params.get("seq").getAsLong())
+                        .thenComparing(params -> params.getAsJsonObject("update").get("kind").getAsString()))
+                .forEach(params -> transcript.accept(new HostToPanel.Update(Json.fromTree(params, Wire.SessionUpdateParams.class))));
+        transcript.accept(new HostToPanel.PromptError("network down"));
+        assertEquals(String.join("\n",
+                "> use pytest",
+                "(thinking) Let me read it first.",
+                "▸ Read notes.txt",
+                "  ✓ done",
+                "  ✗ denied",
+                "Plan:",
+                "  [x] Read the failing test",
+                "  [ ] Fix the parser",
+                "The file says ",
+                "— aborted",
+                "[error] network down"), transcript.text());
+    }
+}
