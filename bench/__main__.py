@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import peer, providers, spine, store, tools, turns
+from bench import concurrency, peer, providers, spine, store, tools, turns
 
 SUITES = {
     "spine": spine.run,
@@ -17,6 +17,7 @@ SUITES = {
     "providers": providers.run,
     "tools": tools.run,
     "store": store.run,
+    "concurrency": concurrency.run,
     "peer": peer.run,
 }
 

@@ -32,6 +32,8 @@ class Connection:
         self._ids = itertools.count(1)
         self._buf = b""
         self._pos = 0
+        self._reader: asyncio.Task | None = None
+        self._waiting: dict[int, asyncio.Future] = {}
         self.notifications: list[tuple[float, dict[str, Any]]] = []
 
     @classmethod
@@ -73,24 +75,34 @@ class Connection:
             self._buf += chunk
 
     async def call(self, method: str, params: Any) -> Any:
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read_loop())
         msg_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[msg_id] = future
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        while True:
-            frame = await self._frame()
-            if frame.get("id") == msg_id and "method" not in frame:
-                if "error" in frame:
-                    raise RuntimeError(frame["error"])
-                return frame["result"]
-            if "method" in frame and "id" in frame:  # server->client request: allow
-                self.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": frame["id"],
-                        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
-                    }
-                )
-            elif "method" in frame:
-                self.notifications.append((time.perf_counter(), frame))
+        frame = await future
+        if "error" in frame:
+            raise RuntimeError(frame["error"])
+        return frame["result"]
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                frame = await self._frame()
+                if "method" not in frame:
+                    waiter = self._waiting.pop(frame.get("id"), None)
+                    if waiter and not waiter.done():
+                        waiter.set_result(frame)
+                elif "id" in frame:  # a server->client request: allow
+                    self.send({"jsonrpc": "2.0", "id": frame["id"], "result": {
+                        "outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+                else:
+                    self.notifications.append((time.perf_counter(), frame))
+        except (EOFError, ConnectionError) as exc:
+            for waiter in self._waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(EOFError(str(exc)))
 
     async def initialize(self) -> Any:
         caps = {"experimental": {"agentls": {"permissions": True, "questions": True}}}
@@ -106,3 +118,5 @@ class Connection:
         except (TimeoutError, EOFError, ConnectionError):
             self.proc.kill()
             await self.proc.wait()
+        if self._reader is not None:
+            self._reader.cancel()

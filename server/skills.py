@@ -253,13 +253,29 @@ def discover(
             if file is None:
                 continue
             try:
-                skill = parse_skill(file, source)
+                skill = parse_skill_cached(file, source)
             except (FrontmatterError, OSError, UnicodeDecodeError) as exc:
                 log.warning("skill %s skipped: %s", file, exc)
                 warnings.append(SkillWarning(str(file), str(exc)))
                 continue
             found[skill.name.lower()] = skill
     return sorted(found.values(), key=lambda s: s.name.lower()), warnings
+
+
+_PARSED: dict[tuple[Path, str], tuple[tuple[int, int], Skill]] = {}
+
+
+def parse_skill_cached(file: Path, source: Source) -> Skill:
+    """`parse_skill`, re-reading the file only when its size or mtime changed: discovery runs
+    at every turn and YAML parsing dominates it."""
+    stat = file.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get((file, source))
+    if cached and cached[0] == stamp:
+        return cached[1]
+    skill = parse_skill(file, source)
+    _PARSED[(file, source)] = (stamp, skill)
+    return skill
 
 
 def _folders(root: Path) -> list[Path]:

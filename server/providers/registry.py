@@ -7,11 +7,13 @@ SDK modules are imported only when a provider is created, never at server start.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import re
 import sys
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -192,6 +194,18 @@ def _import_quietly(name: str) -> None:
         pass
 
 
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ProviderSettings, Provider]]
+_SHARED = weakref.WeakKeyDictionary()
+
+
 def create_provider(settings: ProviderSettings) -> Provider:
-    module = importlib.import_module(f"server.providers.{PROVIDERS[settings.provider].wire}")
-    return module.create(settings)
+    """A provider for these settings, shared by every session of the event loop that uses the
+    same settings: building an SDK client costs tens of milliseconds (TLS context, pools)."""
+    try:
+        shared = _SHARED.setdefault(asyncio.get_running_loop(), {})
+    except RuntimeError:
+        shared = {}
+    if settings not in shared:
+        module = importlib.import_module(f"server.providers.{PROVIDERS[settings.provider].wire}")
+        shared[settings] = module.create(settings)
+    return shared[settings]

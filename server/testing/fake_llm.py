@@ -123,10 +123,12 @@ class FakeModelServer:
         self.disconnects = 0
         self.delta_times: list[float] = []
         """`time.perf_counter()` as each delta is handed to the socket (for benchmarks)."""
+        self.delta_log: dict[tuple[str, int], float] = {}
+        """(first word of the reply up to its first `-`, 1-based delta index) -> send time."""
 
     def start(self) -> FakeModelServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._httpd = _Server(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -190,9 +192,17 @@ class FakeModelServer:
         with self._lock:
             self.disconnects += 1
 
-    def _sent_delta(self) -> None:
+    def _sent_delta(self, key: str = "", index: int = 0) -> None:
+        now = time.perf_counter()
         with self._lock:
-            self.delta_times.append(time.perf_counter())
+            self.delta_times.append(now)
+            if key:
+                self.delta_log[(key, index)] = now
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many sessions connect at once; the default backlog is 5
+    daemon_threads = True
 
 
 class _ClientGone(Exception):
@@ -342,7 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._deltas += 1
         if self._deltas > 1:
             self._sleep(reply.chunk_delay)
-        self.fake._sent_delta()
+        self.fake._sent_delta(reply.text.split("-", 1)[0] if "-" in reply.text else "", self._deltas)
 
     def _sleep(self, delay: float) -> None:
         deadline = time.monotonic() + delay
