@@ -12,6 +12,7 @@ from pathlib import Path
 import acp
 from acp import schema
 
+from server.providers.openai import TOOL_IMAGES
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
 from tests.conftest import write_project_config
@@ -27,6 +28,9 @@ from tests.mcp_servers import (
 
 TOKEN = "s3cret"
 PIXEL_TEXT = "[image: image/png, 70 bytes]"
+PIXEL_URL = (  # the demo server's 1x1 PNG
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
 LOOKUP_TEXT = "mcp: Model Context Protocol\n[resource: glossary://mcp]\nModel Context Protocol"
 
 
@@ -44,6 +48,16 @@ def prompt(session_id: str, text: str) -> dict:
 
 def tool_messages(body: dict) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def pixel_urls(body: dict) -> list[str]:
+    """The image URLs of the user messages that follow tool messages."""
+    urls = []
+    for before, message in zip(body["messages"], body["messages"][1:], strict=False):
+        if before["role"] == "tool" and message["role"] == "user":
+            assert message["content"][0] == {"type": "text", "text": TOOL_IMAGES}
+            urls += [p["image_url"]["url"] for p in message["content"][1:]]
+    return urls
 
 
 def mcp_notes(updates: list[dict]) -> list[dict]:
@@ -144,6 +158,9 @@ async def test_jsonrpc_tools_permissions_listing_and_shutdown(tmp_path, workspac
     assert "mcp__notes__lookup" in specs and "mcp__tracker__slow" not in specs
     assert tool_messages(fake_llm.requests[1].body) == [PIXEL_TEXT, LOOKUP_TEXT]
     assert tool_messages(fake_llm.requests[3].body)[-1] == PIXEL_TEXT
+    # the image itself reaches the model right after its step's tool messages, in every later call
+    urls = [pixel_urls(r.body) for r in fake_llm.requests]
+    assert urls == [[], [PIXEL_URL], [PIXEL_URL], [PIXEL_URL] * 2]
 
     # notes is allowed by the config; pixel asks once, then its allow-always rule holds
     assert [r["toolCall"]["title"] for r in client.permission_requests] == ["One pixel (demo)"]

@@ -17,6 +17,9 @@ from server.mcp.config import ServerConfig, from_acp, from_mcp_config, session_s
 from server.mcp.pool import McpPool
 from server.mcp.session import McpSessionServers, covered_tools
 from server.mcp.tools import McpTool, input_model, to_result, tool_name
+from server.providers import images
+from server.providers.messages import ImagePart, Message, ToolCallPart, ToolResultPart
+from server.sessions import codec
 from server.tools.base import ToolContext, ToolError
 from tests.mcp_servers import alive, demo_entry, pids, wait_for_file
 
@@ -215,6 +218,23 @@ def test_results_of_every_content_kind():
         types.CallToolResult(content=[types.TextContent(type="text", text="no")], is_error=True)
     )
     assert (failed.content, failed.is_error) == ("no", True)
+
+
+def test_tool_result_images_round_trip_and_become_a_note_for_text_only_models():
+    png = ImagePart("data:image/png;base64,iVBORw0KGgo=")
+    history = [
+        Message("assistant", [ToolCallPart("c1", "mcp__demo__pixel", {})]),
+        Message("tool", [ToolResultPart("c1", "mcp__demo__pixel", "[image]", images=[png])]),
+    ]
+    stored = json.loads(json.dumps([codec.message_to_dict(m) for m in history]))
+    assert stored[1]["parts"][0]["images"] == [{"data_url": png.data_url, "kind": "image"}]
+    assert [codec.message_from_dict(d) for d in stored] == history
+
+    assert images.has_images(history)
+    assert images.without_images(history)[1] == Message(
+        "tool", [ToolResultPart("c1", "mcp__demo__pixel", f"[image]\n{images.OMITTED}")]
+    )
+    assert history[1].parts[0].images == [png]  # the stored history keeps its images
 
 
 # -- real servers through the pool --------------------------------------------------------

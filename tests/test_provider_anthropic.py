@@ -227,6 +227,40 @@ async def test_history_is_converted_exactly(server: FakeModelServer) -> None:
     assert "temperature" not in body  # rejected by API version 2026-10-21
 
 
+async def test_tool_result_images_become_image_blocks(server: FakeModelServer) -> None:
+    history = [
+        Message("assistant", [ToolCallPart("toolu_s", "screenshot", {})]),
+        Message(
+            "tool", [ToolResultPart("toolu_s", "screenshot", "captured", images=[ImagePart(PNG)])]
+        ),
+    ]
+    server.script(Reply(text="ok"))
+    await collect(server, ModelRequest(model="claude-test", system="", messages=history))
+
+    assert server.requests[0].body["messages"][1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_s",
+                "content": [
+                    {"type": "text", "text": "captured"},
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": "image/png",
+                            "data": "iVBORw0KGgo=",
+                        },
+                    },
+                ],
+                "is_error": False,
+                "cache_control": EPHEMERAL,
+            }
+        ],
+    }
+
+
 async def test_thinking_and_signature_round_trip(server: FakeModelServer) -> None:
     server.script(
         Reply(thinking="The user wants a listing", tool_calls=[FakeToolCall("ls", {"path": "."})]),

@@ -154,6 +154,19 @@ async def test_history_and_images_on_the_wire(server: FakeModelServer) -> None:
     }
 
 
+async def test_tool_result_images_ride_on_the_tool_message(server: FakeModelServer) -> None:
+    history = [
+        Message("assistant", [ToolCallPart("c1", "shot", {})]),
+        Message("tool", [ToolResultPart("c1", "shot", "captured", images=[ImagePart(PNG)])]),
+    ]
+    server.script(Reply(text="ok"))
+    await collect(server, ModelRequest("llava", "", history))
+
+    assert server.requests[0].body["messages"][1:] == [
+        {"role": "tool", "content": "captured", "tool_name": "shot", "images": ["iVBORw0KGgo="]},
+    ]
+
+
 async def test_length_stop(server: FakeModelServer) -> None:
     server.script(Reply(text="cut", stop_reason="max_tokens"))
     events = await collect(server, ask())

@@ -226,6 +226,37 @@ async def test_images_in_tool_messages_follow_as_user_content(server: FakeModelS
     ]
 
 
+async def test_tool_result_images_follow_the_step_as_one_user_message(
+    server: FakeModelServer,
+) -> None:
+    history = [
+        Message(
+            "assistant", [ToolCallPart("call_s", "shot", {}), ToolCallPart("call_t", "ls", {})]
+        ),
+        Message(
+            "tool",
+            [
+                ToolResultPart("call_s", "shot", "captured", images=[ImagePart(PNG)]),
+                ToolResultPart("call_t", "ls", "a.py"),
+            ],
+        ),
+    ]
+    server.script(Reply(text="ok"))
+    await collect(server, ModelRequest(model="gpt-test", system="", messages=history))
+
+    assert server.requests[0].body["messages"][1:] == [
+        {"role": "tool", "tool_call_id": "call_s", "content": "captured"},
+        {"role": "tool", "tool_call_id": "call_t", "content": "a.py"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Images returned by tool calls:"},
+                {"type": "image_url", "image_url": {"url": PNG}},
+            ],
+        },
+    ]
+
+
 async def test_reasoning_models_use_max_completion_tokens(server: FakeModelServer) -> None:
     server.script(Reply(text="ok"))
     options = {"maxTokens": 100, "temperature": 0.3, "reasoningEffort": "high"}

@@ -131,7 +131,7 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
         path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text
     )
     sink.emit(ToolCallUpdate(tool_call_id=call.id, status="completed", output=text, diff=diff))
-    return ToolResultPart(call.id, call.name, text)
+    return ToolResultPart(call.id, call.name, text, images=list(result.images))
 
 
 async def _check_permission(

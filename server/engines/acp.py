@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,7 @@ from server.engines.base import (
     TurnOutcome,
     TurnSink,
 )
-from server.engines.peer import PeerProcess, PeerTurn, peer_environment
-from server.engines.registry import ExternalSettings
+from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
 from server.providers.messages import Usage
 
@@ -70,40 +68,16 @@ class AcpSession:
         return self.client.state
 
 
-class AcpEngine:
+class AcpEngine(ExternalEngine):
     """Runs each session in an external ACP agent."""
 
     id = "acp"
     capabilities = EngineCapabilities(images=True, thinking=False, steer=False)
-
-    def __init__(
-        self,
-        settings: ExternalSettings,
-        *,
-        environ: dict[str, str] | None = None,
-        start_timeout: float = 60.0,
-        cancel_grace: float = 2.0,
-    ):
-        self.settings = settings
-        self._environ = dict(os.environ if environ is None else environ)
-        self.start_timeout = start_timeout
-        self.cancel_grace = cancel_grace
-        self._live: list[AcpSession] = []
-
-    async def start(self) -> None:
-        return None
-
-    async def create_session(self, spec: SessionSpec) -> AcpSession:
-        return await self._start(spec, resume=None)
+    resume_key = "remoteSessionId"
 
     def snapshot(self, handle: AcpSession) -> dict[str, Any]:
         """The agent keeps the conversation; resuming needs its session id."""
         return {**self.describe(handle), "remoteSessionId": handle.remote_id}
-
-    async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> AcpSession:
-        """A new agent process that loads the stored session (`session/load`) when the agent
-        can; otherwise a fresh session in it."""
-        return await self._start(spec, resume=snapshot.get("remoteSessionId"))
 
     async def _start(self, spec: SessionSpec, *, resume: str | None) -> AcpSession:
         command = self.settings.command
@@ -262,9 +236,6 @@ class AcpEngine:
 
     # -- settings ---------------------------------------------------------------------------
 
-    def steer(self, handle: AcpSession, text: str) -> None:
-        raise EngineError("the acp engine cannot steer a running turn; send it as the next prompt")
-
     def set_model(self, handle: AcpSession, model: str) -> None:
         option = option_of(handle.state, "model")
         if option is None:
@@ -296,14 +267,8 @@ class AcpEngine:
     async def abort(self, handle: AcpSession) -> None:
         await self._send_cancel(handle)
 
-    async def close_session(self, handle: AcpSession) -> None:
-        with contextlib.suppress(ValueError):
-            self._live.remove(handle)
+    async def _close(self, handle: AcpSession) -> None:
         await self._discard(handle.conn, handle.peer)
-
-    async def dispose(self) -> None:
-        for handle in list(self._live):
-            await self.close_session(handle)
 
     async def _discard(self, conn: Any, peer: PeerProcess, *, force: bool = False) -> None:
         """Stop the agent: end of input and a grace to clean up, or at once when `force`; its

@@ -15,7 +15,6 @@ import contextlib
 import itertools
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +31,7 @@ from server.engines.base import (
     UserNotReachable,
 )
 from server.engines.claude_code_frames import FrameReader, cc_usage, questions_of, title_of
-from server.engines.peer import PeerProcess, PeerTurn, peer_environment
-from server.engines.registry import ExternalSettings
+from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
 from server.tools.registry import canonical_name
 
@@ -96,39 +94,17 @@ class CcSession:
         return response.get("response") or {}
 
 
-class ClaudeCodeEngine:
+class ClaudeCodeEngine(ExternalEngine):
     """Runs each session in a Claude Code CLI over stream-json."""
 
     id = "claude-code"
     capabilities = EngineCapabilities(images=True, thinking=False, steer=False)
-
-    def __init__(
-        self,
-        settings: ExternalSettings,
-        *,
-        environ: dict[str, str] | None = None,
-        start_timeout: float = 60.0,
-        cancel_grace: float = 3.0,
-    ):
-        self.settings = settings
-        self._environ = dict(os.environ if environ is None else environ)
-        self.start_timeout = start_timeout
-        self.cancel_grace = cancel_grace
-        self._live: list[CcSession] = []
-
-    async def start(self) -> None:
-        return None
-
-    async def create_session(self, spec: SessionSpec) -> CcSession:
-        return await self._start(spec, resume=None)
+    resume_key = "claudeSessionId"
+    default_cancel_grace = 3.0
 
     def snapshot(self, handle: CcSession) -> dict[str, Any]:
         """Claude Code keeps the conversation; resuming needs its session id."""
         return {**self.describe(handle), "claudeSessionId": handle.claude_id}
-
-    async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> CcSession:
-        """A new CLI that resumes the stored conversation (`--resume`) when its id is known."""
-        return await self._start(spec, resume=snapshot.get("claudeSessionId"))
 
     async def _start(self, spec: SessionSpec, *, resume: str | None) -> CcSession:
         if not self.settings.command:
@@ -324,9 +300,6 @@ class ClaudeCodeEngine:
 
     # -- settings ----------------------------------------------------------------------------
 
-    def steer(self, handle: CcSession, text: str) -> None:
-        raise EngineError("the claude-code engine cannot steer a running turn")
-
     def set_model(self, handle: CcSession, model: str) -> None:
         handle.pending["model"] = model
         handle.model = model
@@ -346,14 +319,8 @@ class ClaudeCodeEngine:
         with contextlib.suppress(Exception):
             await handle.control({"subtype": "interrupt"}, timeout=self.cancel_grace)
 
-    async def close_session(self, handle: CcSession) -> None:
-        with contextlib.suppress(ValueError):
-            self._live.remove(handle)
+    async def _close(self, handle: CcSession) -> None:
         await self._discard(handle)
-
-    async def dispose(self) -> None:
-        for handle in list(self._live):
-            await self.close_session(handle)
 
     async def _discard(self, handle: CcSession, *, force: bool = False) -> None:
         if force:

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from server.engines.base import EngineError, TurnSink
+from server.engines.base import EngineCapabilities, EngineError, SessionSpec, TurnSink
 from server.tools.shell import kill_group
 
 log = logging.getLogger(__name__)
@@ -168,3 +168,59 @@ class PeerTurn:
         self.tg.start_soon(run)
         await done.wait()
         return box[0] if box else None
+
+
+class ExternalEngine:
+    """What the engines that drive another agent's process share: settings and environment,
+    the live sessions, resuming a stored conversation by the agent's own id, and shutdown.
+    Subclasses provide `_start(spec, resume=...)` and `_close(handle)`."""
+
+    id: str
+    capabilities: EngineCapabilities
+    resume_key: str
+    """The snapshot key that holds the agent's own session id."""
+    default_cancel_grace = 2.0
+
+    def __init__(
+        self,
+        settings: Any,
+        *,
+        environ: dict[str, str] | None = None,
+        start_timeout: float = 60.0,
+        cancel_grace: float | None = None,
+    ):
+        self.settings = settings
+        self._environ = dict(os.environ if environ is None else environ)
+        self.start_timeout = start_timeout
+        self.cancel_grace = self.default_cancel_grace if cancel_grace is None else cancel_grace
+        self._live: list[Any] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def create_session(self, spec: SessionSpec) -> Any:
+        return await self._start(spec, resume=None)
+
+    async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> Any:
+        """A new agent process that resumes the stored conversation when its id is known."""
+        return await self._start(spec, resume=snapshot.get(self.resume_key))
+
+    def steer(self, handle: Any, text: str) -> None:
+        raise EngineError(
+            f"the {self.id} engine cannot steer a running turn; send it as the next prompt"
+        )
+
+    async def close_session(self, handle: Any) -> None:
+        with contextlib.suppress(ValueError):
+            self._live.remove(handle)
+        await self._close(handle)
+
+    async def dispose(self) -> None:
+        for handle in list(self._live):
+            await self.close_session(handle)
+
+    async def _start(self, spec: SessionSpec, *, resume: str | None) -> Any:
+        raise EngineError(f"the {self.id} engine cannot start sessions")
+
+    async def _close(self, handle: Any) -> None:
+        return None

@@ -36,6 +36,7 @@ from protocol.updates import ModelSwitched, StepFinish, ToolCall
 from server import __version__
 from server.engines.base import UserNotReachable
 from server.frontends import acp_updates as view
+from server.frontends.acp_files import EditorFiles
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
@@ -234,6 +235,7 @@ class AcpDoor:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> schema.NewSessionResponse:
         info = await self._call(self.service.new_session(NewSessionParams(cwd=cwd)))
+        self._attach_files(info.session_id)
         await self._attach_mcp(info.session_id, mcp_servers)
         self._announce_commands(info.session_id)
         return schema.NewSessionResponse(
@@ -249,6 +251,7 @@ class AcpDoor:
         if load is None:
             raise acp.RequestError.method_not_found("session/load")
         info: SessionInfoResult = await self._call(load(session_id))
+        self._attach_files(info.session_id)
         await self._attach_mcp(session_id, mcp_servers)
         await self.flush()
         self._announce_commands(info.session_id)
@@ -310,6 +313,16 @@ class AcpDoor:
         return schema.CloseSessionResponse()
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _attach_files(self, session_id: str) -> None:
+        """Route the native engine's file tools through the client's `fs/*` when it offers them."""
+        fs = self.client.fs
+        read, write = bool(fs and fs.read_text_file), bool(fs and fs.write_text_file)
+        session = self.service.sessions.get(session_id)
+        tool_ctx = getattr(session.handle, "tool_ctx", None) if session else None
+        if tool_ctx is None or not (read or write):
+            return
+        tool_ctx.files = EditorFiles(self.conn, session_id, session.cwd, read=read, write=write)
 
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:

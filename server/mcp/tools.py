@@ -2,7 +2,8 @@
 
 The model sees `mcp__<server>__<tool>` with the server's own JSON Schema. Arguments are checked
 against that schema before anyone is asked for permission; results (text, images, audio,
-resources, structured content) come back as text the model reads, images also as `ImagePart`s.
+resources, structured content) come back as text the model reads; images also go to the model as
+images (`ToolResult.images`), the text keeping a short mention of each.
 Server hints (`readOnlyHint`) never spare the user a question: a read-only MCP tool is a
 `fetch`, which asks in `default` mode like `web_fetch` does, but is allowed to ask in `plan`.
 """
@@ -14,7 +15,6 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -30,13 +30,6 @@ MAX_NAME = 64  # what model APIs accept for a tool name
 MAX_DESCRIPTION = 2048
 SETTLE = 2.0
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-@dataclass
-class McpToolResult(ToolResult):
-    """A tool result that also carries the images the server returned."""
-
-    images: list[ImagePart] = field(default_factory=list)
 
 
 class McpTool(Tool):
@@ -151,7 +144,7 @@ def describe_problem(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}" if where else error.message
 
 
-def to_result(result: types.CallToolResult) -> McpToolResult:
+def to_result(result: types.CallToolResult) -> ToolResult:
     parts: list[str] = []
     images: list[ImagePart] = []
     for block in result.content:
@@ -161,7 +154,7 @@ def to_result(result: types.CallToolResult) -> McpToolResult:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     text = "\n".join(parts) or "(the tool returned nothing)"
-    return McpToolResult(text, is_error=bool(result.is_error), images=images)
+    return ToolResult(text, is_error=bool(result.is_error), images=images)
 
 
 def render_block(block: Any) -> str:

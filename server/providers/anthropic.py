@@ -244,10 +244,19 @@ def _user_block(part: Part) -> dict[str, Any]:
         return {
             "type": "tool_result",
             "tool_use_id": part.tool_call_id,
-            "content": part.content,
+            "content": _tool_content(part),
             "is_error": part.is_error,
         }
     raise TypeError(f"cannot send {part.kind} in a user message")
+
+
+def _tool_content(part: ToolResultPart) -> str | list[dict[str, Any]]:
+    """The result's text, or text and image blocks when the tool returned images."""
+    if not part.images:
+        return part.content
+    return [{"type": "text", "text": part.content}] + [
+        images.anthropic_block(i) for i in part.images
+    ]
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:

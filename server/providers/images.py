@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from server.providers import catalog
-from server.providers.messages import ImagePart, Message, Part, TextPart
+from server.providers.messages import ImagePart, Message, Part, TextPart, ToolResultPart
 
 MAX_IMAGES = 8
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -193,17 +193,28 @@ def ollama_images(parts: list[Part]) -> list[str]:
 
 
 def has_images(messages: list[Message]) -> bool:
-    return any(isinstance(p, ImagePart) for m in messages for p in m.parts)
+    """Whether any message holds an image, attached by the user or returned by a tool."""
+    return any(
+        isinstance(p, ImagePart) or (isinstance(p, ToolResultPart) and p.images)
+        for m in messages
+        for p in m.parts
+    )
 
 
 def without_images(messages: list[Message]) -> list[Message]:
-    """The conversation with each image replaced by a short note, for text-only models."""
+    """The conversation with each image replaced by a short note, for text-only models. A tool
+    result's images become the note at the end of its text."""
     if not has_images(messages):
         return messages
-    return [
-        Message(m.role, [TextPart(OMITTED) if isinstance(p, ImagePart) else p for p in m.parts])
-        for m in messages
-    ]
+    return [Message(m.role, [_without_image(p) for p in m.parts]) for m in messages]
+
+
+def _without_image(part: Part) -> Part:
+    if isinstance(part, ImagePart):
+        return TextPart(OMITTED)
+    if isinstance(part, ToolResultPart) and part.images:
+        return replace(part, content=f"{part.content}\n{OMITTED}", images=[])
+    return part
 
 
 def can_see(model: str, provider: str, configured: str | None) -> bool:

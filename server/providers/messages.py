@@ -56,6 +56,8 @@ class ToolResultPart:
     content: str
     is_error: bool = False
     kind: Literal["tool_result"] = "tool_result"
+    images: list[ImagePart] = field(default_factory=list)
+    """Images the tool returned, sent to the model next to `content` when it can see them."""
 
 
 Part = TextPart | ImagePart | ThinkingPart | ToolCallPart | ToolResultPart

@@ -153,7 +153,14 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
             continue
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                out.append({"role": "tool", "content": part.content, "tool_name": part.name})
+                tool: dict[str, Any] = {
+                    "role": "tool",
+                    "content": part.content,
+                    "tool_name": part.name,
+                }
+                if part.images:
+                    tool["images"] = images.ollama_images(list(part.images))
+                out.append(tool)
         text = "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
         pictures = images.ollama_images(message.parts)
         if text or pictures:

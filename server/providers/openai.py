@@ -183,17 +183,24 @@ def _options(model: str, options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+TOOL_IMAGES = "Images returned by tool calls:"
+
+
 def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message.role == "assistant":
             out.append(_assistant(message))
             continue
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                out.append(
-                    {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.content}
-                )
+        results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+        for part in results:
+            out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.content})
+        returned = [i for part in results for i in part.images]
+        if returned:  # tool messages carry text only; their images follow as a user message
+            blocks = [images.openai_block(i) for i in returned]
+            out.append(
+                {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES}, *blocks]}
+            )
         content = _user_content(message)
         if content:
             out.append({"role": "user", "content": content})

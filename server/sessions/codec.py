@@ -55,8 +55,11 @@ def part_from_dict(data: dict[str, Any]) -> Part:
     if cls is None:
         raise CodecError(f"unknown message part kind {data.get('kind')!r}")
     try:
+        if cls is ToolResultPart:
+            images = [ImagePart(i["data_url"]) for i in data.get("images") or []]
+            return ToolResultPart(**{**data, "images": images})
         return cls(**data)
-    except TypeError as exc:
+    except (TypeError, KeyError) as exc:
         raise CodecError(f"bad {data['kind']} part: {exc}") from exc
 
 

@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from server.providers.messages import ImagePart
+
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 Risk = Literal["low", "medium", "high"]
 
@@ -43,6 +45,8 @@ class ToolResult:
     content: dict[str, Any] | str
     is_error: bool = False
     diff: Diff | None = None
+    images: list[ImagePart] = field(default_factory=list)
+    """Images for the model (e.g. a screenshot); `content` should mention them in words too."""
 
 
 @dataclass
@@ -59,6 +63,10 @@ class ToolContext:
     """Per-session tool state that resume needs (e.g. the todo list)."""
     config: dict[str, Any] = field(default_factory=dict)
     """The session's merged configuration (e.g. `webFetch`, `webSearch`)."""
+    files: Any = None
+    """Where file tools read and write first, e.g. the editor's buffers over ACP: an object with
+    `async read_text(path) -> str | None` (None: not available there, use the disk) and
+    `async write_text(path, text) -> bool` (False: not written there, use the disk)."""
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

@@ -3,6 +3,11 @@
 `ctx.read_times` is keyed on the file's real path (`Path.resolve()`), so `a/../b.py`, `./b.py`
 and a symlink to it share one freshness record.
 
+When `ctx.files` is set (an ACP editor that serves its buffers), reads ask it first and writes
+go to it first, falling back to the disk when it declines. Content the editor served has no
+mtime: it is the buffer as it is now, so the freshness guard does not apply to it, and reading or
+writing through the editor clears the file's freshness record.
+
 A hashed read shows each line as `N: tag| text`. The tag is the first 6 characters of the
 unpadded base64url SHA-256 of the line's UTF-8 with surrounding whitespace trimmed the way
 JavaScript's `String.prototype.trim()` trims it; blank lines get `______`. edit_file_hashed
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import os
 import stat
 from itertools import islice
@@ -152,24 +158,27 @@ class ReadFile(Tool):
 
     async def run(self, ctx: ToolContext, args: ReadFileInput) -> dict:
         path = ctx.resolve(args.path)
-        st = _stat_file(path)
         start = args.offset or 1
-        try:
-            with path.open("rb") as f:
-                if _is_binary(f.read(BINARY_SNIFF)):
-                    raise _binary_error(path, st.st_size)
-                f.seek(0)
-                skipped = sum(1 for _ in islice(f, start - 1))
-                lines = list(islice(f, args.limit))
-                total = skipped + len(lines) + _count_lines(f)
-        except OSError as e:
-            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
+        served = await editor_text(ctx, path)
+        if served is not None:
+            data = served.encode("utf-8", errors="replace")
+            lines, total = _slice(io.BytesIO(data), path, len(data), start, args.limit)
+        else:
+            st = _stat_file(path)
+            try:
+                with path.open("rb") as f:
+                    lines, total = _slice(f, path, st.st_size, start, args.limit)
+            except OSError as e:
+                raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
         if start > total and start > 1:
             raise ToolError(
                 f"offset {start} is past the end of {args.path} (totalLines {total}); "
                 "use a smaller offset"
             )
-        ctx.read_times[real_path(path)] = st.st_mtime
+        if served is None:
+            ctx.read_times[real_path(path)] = st.st_mtime
+        else:
+            ctx.read_times.pop(real_path(path), None)
         result = {
             "content": "\n".join(
                 _display(raw, start + i, hashed=args.hashed) for i, raw in enumerate(lines)
@@ -181,6 +190,30 @@ class ReadFile(Tool):
         if total == 0:
             result["note"] = "The file is empty."
         return result
+
+
+def _slice(f: BinaryIO, path: Path, size: int, start: int, limit: int) -> tuple[list[bytes], int]:
+    """Up to `limit` raw lines from line `start` on, and the total number of lines."""
+    if _is_binary(f.read(BINARY_SNIFF)):
+        raise _binary_error(path, size)
+    f.seek(0)
+    skipped = sum(1 for _ in islice(f, start - 1))
+    lines = list(islice(f, limit))
+    return lines, skipped + len(lines) + _count_lines(f)
+
+
+async def editor_text(ctx: ToolContext, path: Path) -> str | None:
+    """The file's text as `ctx.files` (the editor) has it, or None to read the disk."""
+    if ctx.files is None:
+        return None
+    return await ctx.files.read_text(path)
+
+
+async def editor_write(ctx: ToolContext, path: Path, text: str) -> bool:
+    """Write through `ctx.files` (the editor); False when the disk must be written instead."""
+    if ctx.files is None:
+        return False
+    return bool(await ctx.files.write_text(path, text))
 
 
 class WriteFileInput(ToolInput):
@@ -218,20 +251,26 @@ class WriteFile(Tool):
             data = args.content.encode("utf-8")
         except UnicodeEncodeError as e:
             raise ToolError(f"content is not valid Unicode: {e}") from None
-        old = _old_text(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            ctx.read_times[real_path(path)] = path.stat().st_mtime
-        except OSError as e:
-            raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+        old = await _old_text(ctx, path)
+        if await editor_write(ctx, path, args.content):
+            ctx.read_times.pop(real_path(path), None)
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                ctx.read_times[real_path(path)] = path.stat().st_mtime
+            except OSError as e:
+                raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
         return ToolResult(
             content={"path": str(path), "bytes": len(data)},
             diff=Diff(path=str(path), old_text=old, new_text=args.content),
         )
 
 
-def _old_text(path: Path) -> str | None:
+async def _old_text(ctx: ToolContext, path: Path) -> str | None:
+    served = await editor_text(ctx, path)
+    if served is not None:
+        return served
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
@@ -281,7 +320,7 @@ class EditFile(Tool):
         if not args.old_string:
             raise ToolError("old_string is empty; use write_file to create or overwrite a file")
         path = ctx.resolve(args.path)
-        raw = read_for_edit(ctx, path)
+        raw = await read_for_edit(ctx, path)
         # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
         text = raw.decode("utf-8", errors="surrogateescape")
         old, new = _match_eol(text, args.old_string, args.new_string)
@@ -297,7 +336,7 @@ class EditFile(Tool):
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         data = updated.encode("utf-8", errors="surrogateescape")
-        save_edit(ctx, path, data)
+        await save_edit(ctx, path, data)
         return ToolResult(
             content={"path": str(path), "replacements": count if args.replace_all else 1},
             diff=Diff(
@@ -308,26 +347,44 @@ class EditFile(Tool):
         )
 
 
-def read_for_edit(ctx: ToolContext, path: Path) -> bytes:
-    """The file's bytes, refusing directories, binary files and files changed since the last read."""
-    st = _stat_file(path)
-    read_at = ctx.read_times.get(real_path(path))
-    if read_at is not None and read_at != st.st_mtime:
-        raise ToolError(
-            f"{path} has been modified on disk since you last read it; "
-            "read it again with read_file before editing"
-        )
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
+async def read_for_edit(ctx: ToolContext, path: Path) -> bytes:
+    """The file's bytes, refusing directories, binary files and files changed since the last read.
+
+    Text served by the editor (`ctx.files`) is its live buffer and has no mtime, so the
+    freshness check is skipped for it; the exact-match rules of the edit tools still apply.
+    """
+    served = await editor_text(ctx, path)
+    if served is not None:
+        raw = served.encode("utf-8", errors="replace")
+    else:
+        st = _stat_file(path)
+        read_at = ctx.read_times.get(real_path(path))
+        if read_at is not None and read_at != st.st_mtime:
+            raise ToolError(
+                f"{path} has been modified on disk since you last read it; "
+                "read it again with read_file before editing"
+            )
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
     if _is_binary(raw[:BINARY_SNIFF]):
         raise _binary_error(path, len(raw))
     return raw
 
 
-def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
-    """Write an edited file and record the new mtime so the next edit counts as fresh."""
+async def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
+    """Write an edited file and record the new mtime so the next edit counts as fresh.
+
+    Valid UTF-8 goes to the editor first (`ctx.files`); bytes that are not UTF-8 go to the disk.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and await editor_write(ctx, path, text):
+        ctx.read_times.pop(real_path(path), None)
+        return
     try:
         path.write_bytes(data)
         ctx.read_times[real_path(path)] = path.stat().st_mtime

@@ -68,7 +68,7 @@ class EditFileHashed(Tool):
                 "to change several lines use edit_file"
             )
         path = ctx.resolve(args.path)
-        raw = read_for_edit(ctx, path)
+        raw = await read_for_edit(ctx, path)
         # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
         text = raw.decode("utf-8", errors="surrogateescape")
         pieces = text.split("\n")
@@ -80,7 +80,7 @@ class EditFileHashed(Tool):
             )
         _replace(pieces, number, args.new_line, crlf=crlf_dominant(text))
         data = "\n".join(pieces).encode("utf-8", errors="surrogateescape")
-        save_edit(ctx, path, data)
+        await save_edit(ctx, path, data)
         return ToolResult(
             content={"path": str(path), "line": number},
             diff=Diff(

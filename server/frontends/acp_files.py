@@ -1,0 +1,58 @@
+"""File access through an ACP client's `fs/read_text_file` / `fs/write_text_file`.
+
+Set as the native engine's `ToolContext.files` when the client advertises the `fs` capabilities,
+so the file tools see the editor's unsaved buffers and their writes land in the editor. Only
+paths inside the session's cwd go to the editor; anything else, and any error the client
+answers with, falls back to the disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class EditorFiles:
+    """The `ToolContext.files` of one ACP session."""
+
+    def __init__(self, conn: Any, session_id: str, cwd: Path, *, read: bool, write: bool):
+        self.conn = conn
+        self.session_id = session_id
+        self.cwd = cwd
+        self.read = read
+        self.write = write
+
+    def _inside(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.cwd.resolve())
+        except (ValueError, OSError, RuntimeError):
+            return False
+        return True
+
+    async def read_text(self, path: Path) -> str | None:
+        if not self.read or not self._inside(path):
+            return None
+        try:
+            response = await self.conn.read_text_file(
+                session_id=self.session_id, path=os.path.normpath(path)
+            )
+        except Exception as exc:
+            log.debug("fs/read_text_file %s failed (%s); reading the disk", path, exc)
+            return None
+        return response.content
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        if not self.write or not self._inside(path):
+            return False
+        try:
+            await self.conn.write_text_file(
+                session_id=self.session_id, path=os.path.normpath(path), content=text
+            )
+        except Exception as exc:
+            log.debug("fs/write_text_file %s failed (%s); writing the disk", path, exc)
+            return False
+        return True
