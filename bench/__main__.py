@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import concurrency, peer, providers, spine, store, tools, turns
+from bench import concurrency, local, peer, providers, spine, store, tools, turns
 
 SUITES = {
     "spine": spine.run,
@@ -19,6 +19,7 @@ SUITES = {
     "store": store.run,
     "concurrency": concurrency.run,
     "peer": peer.run,
+    "local": local.run,
 }
 
 

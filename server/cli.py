@@ -50,9 +50,9 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--provider",
         help="anthropic | openai | deepseek | volcengine | qwen | moonshot | openrouter | "
-        "ollama | scripted",
+        "ollama | local | scripted",
     )
-    parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-6")
+    parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-6 (local: a known name or a .gguf path)")
     parser.add_argument("--vision-model", help="model for turns with images (same provider)")
     add_thinking_flags(parser)
     parser.add_argument("--base-url", help="provider base URL (a proxy or a compatible server)")

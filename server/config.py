@@ -100,6 +100,13 @@ def project_layer(data: dict[str, Any]) -> dict[str, Any]:
         if section in layer:
             del layer[section]
             log.warning("ignoring %s from the project config; set it in the user config", section)
+    llm = layer.get("llm")
+    if isinstance(llm, dict) and str(llm.get("model") or "").lower().endswith(".gguf"):
+        # The local provider would load that file into this process.
+        del llm["model"]
+        log.warning(
+            "ignoring llm.model (a GGUF file) from the project config; set it in the user config"
+        )
     layer.pop("mcpServers", None)
     layer.pop(PROJECT_MCP_KEY, None)
     return layer

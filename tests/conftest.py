@@ -1,11 +1,21 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from server.testing.fake_llm import FakeModelServer
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("SKIP_LOCAL_MODEL") != "1":
+        return
+    skip = pytest.mark.skip(reason="SKIP_LOCAL_MODEL=1: the real local model is not run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -6,10 +6,16 @@ import pytest
 
 from bench.__main__ import SUITES
 
+# The local model takes seconds to load and 2 GB of memory: it runs with the slow tests.
+SLOW = {"local": [pytest.mark.slow, pytest.mark.timeout(900)]}
+OPTIONAL = {"peer": "no peer CLI installed", "local": "the local model is not installed"}
 
-@pytest.mark.parametrize("name", sorted(SUITES))
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=SLOW.get(name, [])) for name in sorted(SUITES)]
+)
 def test_benchmark_runs_at_tiny_size(name):
     figures = SUITES[name]("tiny")
-    if name == "peer" and not figures:
-        pytest.skip("no peer CLI installed")
+    if name in OPTIONAL and not figures:
+        pytest.skip(OPTIONAL[name])
     assert figures and all(isinstance(v, float | int) and v >= 0 for v in figures.values())

@@ -57,3 +57,17 @@ def test_bad_files_are_clear_errors(tmp_path, monkeypatch):
     write(tmp_path / "ws" / ".agentls" / "config.json", "[1]")
     with pytest.raises(ConfigError, match="JSON object"):
         load_config(tmp_path / "ws", environ={})
+
+
+def test_project_cannot_name_a_model_file_to_load(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    ws = tmp_path / "ws"
+    write(ws / ".agentls" / "config.json", {"llm": {"model": "../../evil.GGUF", "maxRetries": 4}})
+    config = load_config(ws, environ={})
+    assert config["llm"] == {"provider": None, "model": None, "baseUrl": None,
+                             "maxRetries": 4, "timeout": 600}
+    assert "llm.model (a GGUF file)" in caplog.text
+    write(ws / ".agentls" / "config.json", {"llm": {"model": "qwen2.5-coder-1.5b"}})
+    assert load_config(ws, environ={})["llm"]["model"] == "qwen2.5-coder-1.5b"
+    own = str(tmp_path / "mine.gguf")
+    assert load_config(ws, environ={"AGENTLS_MODEL": own})["llm"]["model"] == own

@@ -66,7 +66,7 @@ async def test_multi_select_answers_reach_the_model(tmp_path, workspace, fake_ll
         result = await client.call("session/prompt", prompt(session_id))
     finally:
         await client.close()
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     [request] = client.question_requests
     assert request["questions"] == [
         {
@@ -116,7 +116,7 @@ async def test_question_timeout_gives_user_timeout(tmp_path, workspace, fake_llm
         result = await client.call("session/prompt", prompt(session_id))
     finally:
         await client.close()
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert '"error": "user_timeout"' in tool_content(fake_llm, 1)[0]
 
 

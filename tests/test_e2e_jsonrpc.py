@@ -212,7 +212,7 @@ async def test_second_prompt_during_turn_is_busy(tmp_path, workspace, fake_llm):
     finally:
         await client.close()
     assert busy.value.code == -32002
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
 
 
 async def test_unknown_session_and_invalid_params(tmp_path, workspace, fake_llm):

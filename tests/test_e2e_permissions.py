@@ -62,7 +62,7 @@ async def test_reject_leaves_file_untouched_and_model_sees_denial(tmp_path, work
         [Reply(tool_calls=[edit]), Reply(text="ok")],
         answer="reject_once",
     )
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert target.read_text() == "x = 1\n"
     [request] = client.permission_requests
     assert request["toolCall"] == {

@@ -270,7 +270,7 @@ async def test_anthropic_adaptive_thinking_from_the_prompt(client, workspace, fa
     )
     result, updates = await prompt(client, session_id, "what is here?", think="hard")
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert "".join(streamed(updates, "agent_thought_chunk")) == "Plan the listingNothing there"
     first, second = (r.body for r in fake_llm.requests)
     assert first["thinking"] == {"type": "adaptive"}
@@ -324,7 +324,7 @@ async def test_reasoning_models_stream_thoughts(
     session_id = await open_session(client, workspace, fake_llm, provider, model=model)
     result, updates = await prompt(client, session_id, "what is here?", think="ultra")
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert "".join(streamed(updates, "agent_thought_chunk")) == "Let me checkEmpty dir"
     first, second = (r.body for r in fake_llm.requests)
     assert first.items() >= expected.items()
@@ -342,7 +342,7 @@ async def test_rate_limit_then_success(client, workspace, fake_llm, provider) ->
     session_id = await open_session(client, workspace, fake_llm, provider)
     result, updates = await prompt(client, session_id, "hi")
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     retry = updates[0]
     assert (retry["kind"], retry["attempt"], retry["delay"]) == ("stream_retry", 1, 0.05)
     assert retry["error"] == f"{provider}: HTTP 429: slow down"
@@ -363,7 +363,7 @@ async def test_cut_stream_is_retried_without_duplicating_text(
     result, updates = await prompt(client, session_id, "hi")
     await prompt(client, session_id, "thanks")
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert kinds([{"update": u} for u in updates])[:4] == [
         "agent_message_chunk",
         "agent_message_chunk",

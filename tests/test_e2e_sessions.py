@@ -76,7 +76,7 @@ async def test_a_session_survives_a_restart_with_its_full_context(tmp_path, work
         session_id = (await first.call("session/new", {"cwd": str(workspace)}))["sessionId"]
         for text in prompts:
             result = await first.call("session/prompt", prompt(session_id, text))
-            assert result["terminal"] == "completed"
+            assert result["terminal"] == "completed", result
     finally:
         await first.close()
 

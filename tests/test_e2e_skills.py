@@ -187,7 +187,7 @@ async def test_slash_command_and_skill_catalogue_over_json_rpc(tmp_path, workspa
             await client.call("subagents/list", {"sessionId": "sess_nope"})
     finally:
         await client.close()
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     sent = [m for m in fake_llm.requests[0].body["messages"] if m["role"] == "user"]
     text = sent[0]["content"] if isinstance(sent[0]["content"], str) else sent[0]["content"][0]
     text = text if isinstance(text, str) else text["text"]

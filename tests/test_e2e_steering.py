@@ -62,7 +62,7 @@ async def test_set_model_during_a_turn_changes_the_next_request(tmp_path, worksp
     finally:
         await client.close()
     assert answer == {}
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert [r.body["model"] for r in fake_llm.requests] == ["gpt-5.5", "gpt-5.5-mini"]
     assert updates_of(client, "model_switched") == [
         {"kind": "model_switched", "model": "gpt-5.5-mini", "reason": "set_model"}
@@ -84,7 +84,7 @@ async def test_steer_text_appears_in_the_next_request(tmp_path, workspace, fake_
     finally:
         await client.close()
     assert queued == {"queued": True}
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     first, second = (r.body["messages"] for r in fake_llm.requests)
     users = [m["content"] for m in second if m["role"] == "user"]
     assert "use tabs" in users and "use tabs" not in [m.get("content") for m in first]

@@ -449,7 +449,7 @@ async def test_subagent_permission_over_json_rpc(tmp_path, workspace, fake_llm):
         )
     finally:
         await client.close()
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     [request] = client.permission_requests
     assert request["toolCall"]["name"] == "write_file"
     assert request["toolCall"]["title"].startswith("executor subagent: ")

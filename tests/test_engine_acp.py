@@ -150,7 +150,7 @@ async def test_question_crosses_both_hops(tmp_path, workspace, fake_llm):
     finally:
         await client.close()
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     asked = client.question_requests[0]["questions"]
     assert asked == [
         {

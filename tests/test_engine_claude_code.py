@@ -95,7 +95,7 @@ async def test_question_crosses_both_hops(tmp_path, workspace, fake_llm):
     finally:
         await client.close()
 
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert client.question_requests[0]["questions"][0]["question"] == "Which runner?"
     assert "Which runner? → unittest" in tool_results(fake_llm, 1)[0]
 

@@ -543,3 +543,26 @@ async def test_cancelling_the_reader_returns_at_once() -> None:
         await read()
     assert time.monotonic() - started < 0.5
     assert await anyio.to_thread.run_sync(server.stopped.wait, 2)
+
+
+async def test_configured_instructions_follow_the_local_system_prompt() -> None:
+    runtime = ScriptedRuntime('{"answer": "Bonjour."}')
+    req = request([Message("user", [TextPart("hi")])])
+    req.instructions = "Always answer in French."
+    await collect(runtime, req)
+    system = runtime.bodies[0]["messages"][0]["content"]
+    assert system == local_prompt.system_prompt([READ]) + (
+        "\n\n# Instructions from the user\n\nAlways answer in French."
+    )
+
+
+def test_instructions_are_the_configured_prompt_and_append_but_not_for_subagents() -> None:
+    from types import SimpleNamespace
+
+    from server.agent.context import configured_instructions
+
+    config = {"systemPrompt": "Be terse.", "appendSystemPrompt": "Answer in French."}
+    top = SimpleNamespace(spec=SimpleNamespace(config=config), delegation=None)
+    sub = SimpleNamespace(spec=top.spec, delegation=SimpleNamespace(depth=1))
+    assert configured_instructions(top) == "Be terse.\nAnswer in French."
+    assert configured_instructions(sub) == "Answer in French."

@@ -61,7 +61,7 @@ async def record_turn(tmp_path, workspace) -> tuple[str, str]:
             )
         finally:
             await client.close()
-    assert result["terminal"] == "completed"
+    assert result["terminal"] == "completed", result
     assert len(client.permission_requests) == 2  # write and edit asked; replay answers the same
     assert (workspace / "notes.md").read_text() == "status: final\n"
     return session["sessionId"], result["turnId"]

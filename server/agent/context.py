@@ -121,6 +121,14 @@ def session_system_prompt(session: NativeSession) -> str:
     return "\n\n".join(parts) + "\n" + (f"\n{append}" if append else "")
 
 
+def configured_instructions(session: NativeSession) -> str:
+    config = session.spec.config
+    parts = [config.get("systemPrompt"), config.get("appendSystemPrompt")]
+    if session.delegation and session.delegation.depth:
+        parts = parts[1:]
+    return "\n".join(p for p in parts if p)
+
+
 async def prepare_call(session: NativeSession, sink: TurnSink) -> Message:
     """Run before every model call: settle the model (vision routing, a pending switch) and
     build the call's ephemeral turn context."""

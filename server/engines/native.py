@@ -22,7 +22,7 @@ import anyio
 
 from protocol.updates import AgentMessageChunk, ModelSwitched
 from server.agent.compaction import CompactionSettings, ContextView
-from server.agent.context import session_system_prompt
+from server.agent.context import configured_instructions, session_system_prompt
 from server.agent.loop import run_turn
 from server.agent.subagents import Background, Budget, Delegation, Profile, ProfileRegistry
 from server.engines.base import (
@@ -140,6 +140,7 @@ class NativeSession:
             tools=self.tool_specs(),
             options=self.call_options(),
             stable_prefix=len(messages),
+            instructions=configured_instructions(self),
         )
 
     def compaction_settings(self) -> CompactionSettings:

@@ -64,10 +64,11 @@ class Budget:
     result_chars: int = 1500
 
 
-def system_prompt(tools: list[ToolSpec]) -> str:
-    """The same for every session with the same tools (no path, no date), so llama.cpp reuses
-    the prompt it already read for the previous call."""
-    return SYSTEM.format(tools=describe_tools(tools))
+def system_prompt(tools: list[ToolSpec], *, instructions: str = "") -> str:
+    """The same for every session with the same tools and instructions (no path, no date), so
+    llama.cpp reuses the prompt it already read for the previous call."""
+    text = SYSTEM.format(tools=describe_tools(tools))
+    return f"{text}\n\n# Instructions from the user\n\n{instructions}" if instructions else text
 
 
 def example(tools: list[ToolSpec], *, steps: int = 2) -> list[dict[str, str]]:
