@@ -80,6 +80,32 @@ def test_a_newer_database_is_refused(tmp_path):
         schema.migrate(conn)
 
 
+def test_a_database_not_matching_its_version_is_moved_aside_and_replaced(tmp_path, caplog):
+    path = tmp_path / "sessions.db"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE trace (id INTEGER PRIMARY KEY, body TEXT)")
+    old.execute("INSERT INTO trace (body) VALUES ('kept')")
+    old.execute(f"PRAGMA user_version = {schema.VERSION}")
+    old.commit()
+    old.close()
+    store = Store(path)
+    try:
+        session(store, "s1")
+        turn(store, "s1", "t1", "hello")
+        assert [t.id for t in store.turns("s1")] == ["t1"]
+    finally:
+        store.close()
+    [aside] = [
+        p for p in tmp_path.iterdir()
+        if ".incompatible-" in p.name and not p.name.endswith(("-wal", "-shm"))
+    ]
+    assert sqlite3.connect(aside).execute("SELECT body FROM trace").fetchall() == [("kept",)]
+    assert "does not match schema version" in caplog.text and "table sessions is missing" in (
+        caplog.text
+    )
+    assert schema.mismatch(schema.connect(path)) is None
+
+
 def test_chunks_merge_into_one_journal_entry_and_the_transcript_extends(store):
     session(store, "s1")
     first = {"mode": "plan", "history": [{"role": "user", "parts": []}], "historyStart": 0}

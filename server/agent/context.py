@@ -103,8 +103,8 @@ def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None =
 
 
 def session_system_prompt(session: NativeSession) -> str:
-    """Our prompt with what this session can use (tools, skills, subagents, its role), then the
-    configured append. A configured replacement is used exactly as written, except by subagents:
+    """Our prompt with what this session can use (tools, skills, subagents, its role) and the
+    instruction files, then the configured append. A configured replacement is used exactly as written, except by subagents:
     it was written for the agent the user talks to."""
     config, delegation = session.spec.config, session.delegation
     append = config.get("appendSystemPrompt")
@@ -118,15 +118,21 @@ def session_system_prompt(session: NativeSession) -> str:
         parts.append("\n".join(delegation.registry.summary_lines()))
     if delegation and delegation.profile:
         parts.append(delegation.profile.role_prompt(subagent=delegation.depth > 0))
+    files = session.instructions.render() if session.instructions else ""
+    if files:
+        parts.append(files)
     return "\n\n".join(parts) + "\n" + (f"\n{append}" if append else "")
 
 
 def configured_instructions(session: NativeSession) -> str:
-    config = session.spec.config
-    parts = [config.get("systemPrompt"), config.get("appendSystemPrompt")]
-    if session.delegation and session.delegation.depth:
-        parts = parts[1:]
-    return "\n".join(p for p in parts if p)
+    """What the user and the project tell the model to follow, for providers that write their
+    own system prompt: a configured replacement prompt (not for subagents) or the instruction
+    files, then the configured append."""
+    config, delegation = session.spec.config, session.delegation
+    replaced = config.get("systemPrompt") and not (delegation and delegation.depth)
+    files = session.instructions.render() if session.instructions and not replaced else ""
+    parts = [config.get("systemPrompt") if replaced else files, config.get("appendSystemPrompt")]
+    return "\n\n".join(p for p in parts if p)
 
 
 async def prepare_call(session: NativeSession, sink: TurnSink) -> Message:

@@ -23,6 +23,7 @@ import anyio
 from protocol.updates import AgentMessageChunk, ModelSwitched
 from server.agent.compaction import CompactionSettings, ContextView
 from server.agent.context import configured_instructions, session_system_prompt
+from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
 from server.agent.subagents import Background, Budget, Delegation, Profile, ProfileRegistry
 from server.engines.base import (
@@ -87,6 +88,8 @@ class NativeSession:
     environ: dict[str, str] | None = None
     switched: str | None = None
     """Why the model changed since the last call (announced with `model_switched`)."""
+    instructions: Instructions | None = None
+    """The user's and the project's AGENTS.md / CLAUDE.md files."""
     mcp: Any = None
     """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
     _provider: Provider | None = None
@@ -244,6 +247,7 @@ class NativeEngine:
             retry=RetryPolicy(max_retries=settings.max_retries),
             skills=skills,
             delegation=Delegation(ProfileRegistry(spec.cwd, home=home)),
+            instructions=Instructions.from_config(spec.cwd, home, spec.config),
             environ=self._environ,
         )
         if not self._tools:

@@ -170,7 +170,9 @@ class LocalProvider:
         budget = local_prompt.Budget(window_chars=window * 3)
         if request.options.get("resultChars"):
             budget = replace(budget, result_chars=int(request.options["resultChars"]))
-        system = local_prompt.system_prompt(tools, instructions=request.instructions)
+        system = local_prompt.system_prompt(
+            tools, instructions=request.instructions, limit=budget.window_chars // 4
+        )
         return local_prompt.chat(
             system=system,
             shots=local_prompt.example(tools, steps=int(request.options.get("exampleSteps", 2))),

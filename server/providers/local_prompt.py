@@ -64,11 +64,16 @@ class Budget:
     result_chars: int = 1500
 
 
-def system_prompt(tools: list[ToolSpec], *, instructions: str = "") -> str:
+def system_prompt(tools: list[ToolSpec], *, instructions: str = "", limit: int = 2000) -> str:
     """The same for every session with the same tools and instructions (no path, no date), so
-    llama.cpp reuses the prompt it already read for the previous call."""
+    llama.cpp reuses the prompt it already read for the previous call. Instructions longer than
+    `limit` characters are cut: the window is small."""
     text = SYSTEM.format(tools=describe_tools(tools))
-    return f"{text}\n\n# Instructions from the user\n\n{instructions}" if instructions else text
+    if not instructions:
+        return text
+    if len(instructions) > limit:
+        instructions = instructions[:limit] + "\n[... instructions cut to fit the context window]"
+    return f"{text}\n\n# Instructions from the user\n\n{instructions}"
 
 
 def example(tools: list[ToolSpec], *, steps: int = 2) -> list[dict[str, str]]:

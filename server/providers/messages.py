@@ -111,8 +111,9 @@ class ModelRequest:
     """How many leading `messages` are stored history; the rest are per-call context (the turn
     context message). Prompt caching marks the end of this prefix. None: all of them."""
     instructions: str = ""
-    """What the user configured the model to follow (`systemPrompt`, `appendSystemPrompt`),
-    already inside `system`; for providers that write a system prompt of their own."""
+    """What the user and the project tell the model to follow (a configured prompt, the
+    AGENTS.md / CLAUDE.md files, the configured append), already inside `system`; for
+    providers that write a system prompt of their own."""
 
 
 # Stream events a provider yields for one model call.

@@ -17,8 +17,13 @@ Four layers, kept apart:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import time
+from functools import cache
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 # U+2063 INVISIBLE SEPARATOR is put around CJK characters before indexing (see search.py), so
 # the tokenizer must split on it.
@@ -122,3 +127,62 @@ def migrate(conn: sqlite3.Connection) -> int:
         conn.execute("ROLLBACK")
         raise
     return before
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """A migrated connection to `path`. A database whose tables do not match its version (left
+    by an unreleased build, or edited by hand) is moved aside, never deleted, and a new one is
+    started, so sessions keep being recorded."""
+    conn = connect(path)
+    migrate(conn)
+    problem = mismatch(conn)
+    if problem is None:
+        return conn
+    conn.close()
+    aside = set_aside(path)
+    log.warning(
+        "the session database %s does not match schema version %d (%s); moved it to %s and "
+        "started a new one",
+        path, VERSION, problem, aside,
+    )
+    conn = connect(path)
+    migrate(conn)
+    return conn
+
+
+@cache
+def expected_columns() -> dict[str, tuple[str, ...]]:
+    conn = sqlite3.connect(":memory:")
+    for statements in MIGRATIONS:
+        for sql in statements:
+            conn.execute(sql)
+    return _columns(conn)
+
+
+def _columns(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        name: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")'))
+        for name in names
+    }
+
+
+def mismatch(conn: sqlite3.Connection) -> str | None:
+    """What differs from the tables the migrations make, or None."""
+    have = _columns(conn)
+    for table, columns in expected_columns().items():
+        if table not in have:
+            return f"table {table} is missing"
+        if have[table] != columns:
+            return f"table {table} has columns {', '.join(have[table])}"
+    return None
+
+
+def set_aside(path: Path) -> Path:
+    """Rename the database (and its WAL files) to `<name>.incompatible-<time>`."""
+    aside = path.with_name(f"{path.name}.incompatible-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.rename(aside.with_name(aside.name + suffix))
+    return aside

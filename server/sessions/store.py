@@ -97,8 +97,7 @@ class Store:
         self.path = path
         self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
         _OPEN_OWNERS.add(self.owner)
-        conn = schema.connect(path)
-        schema.migrate(conn)
+        conn = schema.open_database(path)
         self._writer = Writer(conn)
         self.recovered = self._recover()
         self._reader = schema.connect(path)
