@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from protocol.methods import PermissionOption
 from server.tools.base import Tool, ToolContext
@@ -49,13 +50,24 @@ class PermissionState:
 
 
 def rule_key(tool: Tool, args: Any) -> str:
-    """Allow-always scope: a shell rule covers commands with the same program, an edit rule all
-    in-workspace edits by that tool, anything else the tool as a whole."""
+    """Allow-always scope: a shell rule covers commands with the same program, a fetch rule URLs
+    on the same host, an edit rule all in-workspace edits by that tool, anything else the tool
+    as a whole."""
     command = getattr(args, "command", None)
     if tool.kind == "execute" and isinstance(command, str):
         program = command.strip().split(maxsplit=1)[0] if command.strip() else ""
         return f"{tool.name}({program})"
+    url = getattr(args, "url", None)
+    if tool.kind == "fetch" and isinstance(url, str):
+        return f"{tool.name}({url_host(url)})"
     return tool.name
+
+
+def url_host(url: str) -> str:
+    try:
+        return (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
 
 
 def outside_workspace(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
@@ -77,7 +89,8 @@ def inside_git_dir(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
 
 
 def rules_from_names(names: list[str]) -> set[str]:
-    """Allow rules from tool names as users write them: `Read`, `bash`, `Bash(npm test:*)`."""
+    """Allow rules from tool names as users write them: `Read`, `bash`, `Bash(npm test:*)`,
+    `WebFetch(domain:docs.python.org)`."""
     from server.tools.registry import canonical_name
 
     rules = set()
@@ -86,6 +99,8 @@ def rules_from_names(names: list[str]) -> set[str]:
         if not match:
             continue
         tool, spec = canonical_name(match.group(1)), (match.group(2) or "").strip()
+        if spec.startswith("domain:"):
+            spec = spec.removeprefix("domain:").strip().lower()
         program = spec.split(":", 1)[0].split(maxsplit=1)[0] if spec and spec != "*" else ""
         rules.add(f"{tool}({program})" if program else tool)
     return rules

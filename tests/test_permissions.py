@@ -117,7 +117,12 @@ MATRIX = {
     "fetch": ("ask", "ask", "ask", "allow"),
 }
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
-RULES = {"bash": "bash(ls)", "git_add": "git(add)", "git_branch_create": "git(branch)"}
+RULES = {
+    "bash": "bash(ls)",
+    "git_add": "git(add)",
+    "git_branch_create": "git(branch)",
+    "fetch": "web_fetch(example.com)",
+}
 
 
 def expected(name: str, action: str) -> Decision:
@@ -527,3 +532,28 @@ def test_rules_from_claude_code_style_names():
             "not a (valid",
         ]
     ) == {"read_file", "bash(npm)", "bash", "edit_file", "mcp__db__query", "grep"}
+
+
+def test_allow_always_for_web_fetch_covers_only_that_host(ctx):
+    from server.tools.web_fetch import WebFetch
+
+    state, fetch = PermissionState(), WebFetch()
+    first = decide(fetch, fetch.Input(url="https://Docs.Python.org./3/library/"), ctx, state)
+    assert first == Decision("ask", "", "web_fetch(docs.python.org)")
+    remember(state, first, "allow_always")
+    again = fetch.Input(url="http://docs.python.org:8080/3/whatsnew/")
+    assert decide(fetch, again, ctx, state) == ALLOW
+    other = decide(fetch, fetch.Input(url="https://evil.example/?q=docs.python.org"), ctx, state)
+    assert other == Decision("ask", "", "web_fetch(evil.example)")
+    sub = decide(fetch, fetch.Input(url="https://x.docs.python.org/"), ctx, state)
+    assert sub == Decision("ask", "", "web_fetch(x.docs.python.org)")
+
+
+def test_web_fetch_rules_from_names():
+    from server.permissions import rules_from_names
+
+    assert rules_from_names(["WebFetch(domain:Docs.Python.org)", "WebFetch(pypi.org)"]) == {
+        "web_fetch(docs.python.org)",
+        "web_fetch(pypi.org)",
+    }
+    assert rules_from_names(["WebFetch"]) == {"web_fetch"}
