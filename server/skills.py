@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 Source = Literal["builtin", "user", "project"]
 
 ACTIVE_KEY = "activeSkills"
+MODEL_KEY = "skillModel"
+"""(skill name, model) of the last activated skill that names a model."""
 """Tool-context state key: names of the skills run in the current turn, in order."""
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "skills"
@@ -344,11 +346,14 @@ def activate(skill: Skill, state: dict[str, Any]) -> None:
         active.append(skill.name)
     if skill.provider_options:
         state[SKILL_STATE_KEY] = overlay(state.get(SKILL_STATE_KEY) or {}, skill.provider_options)
+    if skill.model and skill.model.lower() != "inherit":
+        state[MODEL_KEY] = (skill.name, skill.model)
 
 
 def deactivate_all(state: dict[str, Any]) -> None:
     state.pop(ACTIVE_KEY, None)
     state.pop(SKILL_STATE_KEY, None)
+    state.pop(MODEL_KEY, None)
 
 
 def overlay(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

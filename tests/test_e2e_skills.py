@@ -225,3 +225,34 @@ def test_slash_command_through_stream_json_print_mode(tmp_path, workspace):
     # The scripted model echoes the prompt it received: the rendered skill.
     assert "Say hello to Grace (all: Grace) and mention $5." in result["result"]
     assert result["result"].startswith("You said: /greet Grace\n\nSkill directory: ")
+
+
+async def test_a_skills_model_runs_the_rest_of_its_turn(tmp_path):
+    def reply(request):
+        last = request.messages[-2]
+        if last.role == "user" and last.text == "review please":
+            return ScriptedReply(tool_calls=[("skill", {"skill": "deep"})])
+        return ScriptedReply(text="done")
+
+    h = Harness(tmp_path, reply)
+    add_skill(
+        h.workspace,
+        "deep",
+        "---\nname: deep\ndescription: Think hard.\nmodel: scripted-large\n---\nLook closely.\n",
+    )
+    await h.open()
+    first = await h.prompt("review please")
+    second = await h.prompt("/deep now")
+    third = await h.prompt("and again")
+    assert [first.terminal, second.terminal, third.terminal] == ["completed"] * 3
+    models = [r.model for r in h.provider.requests]
+    assert models == ["scripted", "scripted-large", "scripted-large", "scripted"]
+    switches = [(u["model"], u["reason"]) for u in h.channel.kinds("model_switched")]
+    # The move back is announced with the next turn's first call, unless that call moves
+    # to a skill's model again.
+    assert switches == [
+        ("scripted-large", "skill deep"),
+        ("scripted-large", "skill deep"),
+        ("scripted", "skill finished"),
+    ]
+    assert h.service.get(h.session_id).handle.model == "scripted"

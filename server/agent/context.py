@@ -138,6 +138,7 @@ def configured_instructions(session: NativeSession) -> str:
 async def prepare_call(session: NativeSession, sink: TurnSink) -> Message:
     """Run before every model call: settle the model (vision routing, a pending switch) and
     build the call's ephemeral turn context."""
+    session.apply_skill_model()
     session.route_vision(sink)
     session.announce_switch(sink)
     git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)

@@ -49,7 +49,14 @@ from server.providers.registry import (
 )
 from server.providers.retry import RetryPolicy, StreamRestart, stream_with_retries
 from server.sessions import codec
-from server.skills import SkillCatalog, activate, deactivate_all, expand_command, parse_command
+from server.skills import (
+    MODEL_KEY,
+    SkillCatalog,
+    activate,
+    deactivate_all,
+    expand_command,
+    parse_command,
+)
 from server.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -92,6 +99,8 @@ class NativeSession:
     """The user's and the project's AGENTS.md / CLAUDE.md files."""
     mcp: Any = None
     """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
+    skill_base: ProviderSettings | None = None
+    """The settings a skill's `model` replaced; restored when the turn ends."""
     _provider: Provider | None = None
 
     @property
@@ -163,6 +172,30 @@ class NativeSession:
             self.settings = replace(self.settings, model=target)
             sink.emit(ModelSwitched(model=target, reason="vision"))
 
+    def apply_skill_model(self) -> None:
+        """An active skill that names a model runs the rest of the turn on it. A model that
+        cannot be used here (no key for its provider) leaves the turn on the current one."""
+        wanted = self.tool_ctx.state.get(MODEL_KEY)
+        if not wanted or wanted[1] == self.model:
+            return
+        base = self.skill_base or self.settings
+        try:
+            self.switch_model(wanted[1], reason=f"skill {wanted[0]}")
+        except EngineError as exc:
+            log.warning("skill %s asks for model %s: %s", wanted[0], wanted[1], exc)
+            self.tool_ctx.state.pop(MODEL_KEY, None)
+            return
+        self.skill_base = base
+
+    def end_skill_model(self) -> None:
+        """Back to the session's own model; the next call announces it."""
+        base, self.skill_base = self.skill_base, None
+        if base is None or base == self.settings:
+            return
+        if base.provider != self.settings.provider:
+            self._provider = None
+        self.settings, self.switched = base, "skill finished"
+
     def account(self, usage: Usage) -> None:
         self.usage += usage
         self.cost_usd += catalog.cost_usd(self.model, usage)
@@ -199,6 +232,7 @@ class NativeSession:
             self.delegation.registry.refresh()
             self.delegation.budget = Budget()
         deactivate_all(self.tool_ctx.state)
+        self.end_skill_model()
 
 
 class NativeEngine:
@@ -290,7 +324,10 @@ class NativeEngine:
             activate(skill, handle.tool_ctx.state)
         parts: list = [TextPart(text)] if text else []
         parts.extend(pictures)
-        return await run_turn(handle, Message("user", parts), sink)
+        try:
+            return await run_turn(handle, Message("user", parts), sink)
+        finally:
+            handle.end_skill_model()
 
     def _model_command(self, handle: NativeSession, text: str, sink: TurnSink) -> str | None:
         """`/model <id> [prompt]` switches models; returns the prompt left to run (None: none)."""
