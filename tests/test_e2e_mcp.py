@@ -183,7 +183,7 @@ async def test_jsonrpc_tools_permissions_listing_and_shutdown(tmp_path, workspac
     assert mcp_notes([u for u in client.updates if u["turnId"] == second["turnId"]]) == []
 
 
-async def test_jsonrpc_cancel_crash_and_a_session_that_lives_on(tmp_path, workspace, fake_llm):
+async def test_jsonrpc_cancel_crash_and_a_restart_on_the_next_call(tmp_path, workspace, fake_llm):
     state = tmp_path / "state"
     state.mkdir()
     configure(tmp_path, workspace, fake_llm, {"mcpServers": {"demo": demo_entry(state)}})
@@ -191,8 +191,8 @@ async def test_jsonrpc_cancel_crash_and_a_session_that_lives_on(tmp_path, worksp
         Reply(tool_calls=[FakeToolCall("mcp__demo__slow", {"seconds": 60}, id="call_slow")]),
         Reply(tool_calls=[FakeToolCall("mcp__demo__slow", {"crash": True}, id="call_crash")]),
         Reply(text="The server crashed."),
-        Reply(tool_calls=[FakeToolCall("mcp__demo__pixel", {}, id="call_gone")]),
-        Reply(text="Still here."),
+        Reply(tool_calls=[FakeToolCall("mcp__demo__pixel", {}, id="call_again")]),
+        Reply(text="It is back."),
     )
     client = AgentClient()
     await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
@@ -211,8 +211,10 @@ async def test_jsonrpc_cancel_crash_and_a_session_that_lives_on(tmp_path, worksp
         crashed = await client.call("session/prompt", prompt(sid, "crash it"))
         after = await client.call("session/prompt", prompt(sid, "and now?"))
         assert await wait_dead(pid)
+        (restarted,) = [p for p in pids(state) if p != pid]
     finally:
         await client.close()
+    assert await wait_dead(restarted)
 
     assert (aborted["terminal"], aborted["stopReason"]) == ("aborted", "cancelled")
     assert (crashed["terminal"], after["terminal"]) == ("completed", "completed")
@@ -223,7 +225,11 @@ async def test_jsonrpc_cancel_crash_and_a_session_that_lives_on(tmp_path, worksp
     (note,) = mcp_notes([u for u in client.updates if u["turnId"] == crashed["turnId"]])
     assert (note["server"], note["status"]) == ("demo", "failed")
     assert "is not running" in tool_messages(fake_llm.requests[2].body)[-1]
-    assert "is not running" in tool_messages(fake_llm.requests[4].body)[-1]
+    after_turn = [u for u in client.updates if u["turnId"] == after["turnId"]]
+    assert [(n["server"], n["status"]) for n in mcp_notes(after_turn)] == [("demo", "connected")]
+    done = [u["update"] for u in after_turn if u["update"]["kind"] == "tool_call_update"]
+    assert [(u["toolCallId"], u["status"]) for u in done][-1] == ("call_again", "completed")
+    assert len(pixel_urls(fake_llm.requests[4].body)) == 1
 
 
 class Editor:

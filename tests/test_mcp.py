@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from server.config import load_config
 from server.mcp.config import ServerConfig, from_acp, from_mcp_config, session_servers
 from server.mcp.pool import McpPool
-from server.mcp.session import McpSessionServers, covered_tools
+from server.mcp.session import MAX_RESTARTS, McpSessionServers, covered_tools
 from server.mcp.tools import McpTool, input_model, to_result, tool_name
 from server.providers import images
 from server.providers.messages import ImagePart, Message, ToolCallPart, ToolResultPart
 from server.sessions import codec
 from server.tools.base import ToolContext, ToolError
-from tests.mcp_servers import alive, demo_entry, pids, wait_for_file
+from tests.mcp_servers import alive, demo_entry, pids, wait_dead, wait_for_file
 
 # -- configuration ------------------------------------------------------------------------
 
@@ -283,7 +283,7 @@ async def test_a_stdio_server_lists_calls_cancels_and_stops(tmp_path):
     assert len(pool) == 0
 
 
-async def test_a_crash_is_a_tool_error_and_a_status_note(tmp_path):
+async def test_a_crash_fails_its_call_and_the_next_call_restarts_the_server(tmp_path):
     state = tmp_path / "state"
     state.mkdir()
     (config,) = session_servers({"mcpServers": {"demo": demo_entry(state)}}, tmp_path)
@@ -292,15 +292,26 @@ async def test_a_crash_is_a_tool_error_and_a_status_note(tmp_path):
     servers.notes.clear()
     emitted: list = []
     ctx = ToolContext(cwd=tmp_path, sink=SimpleNamespace(emit=emitted.append))
-    slow = tools["mcp__demo__slow"]
+    slow, pixel = tools["mcp__demo__slow"], tools["mcp__demo__pixel"]
+    crash = slow.Input.model_validate({"crash": True})
     try:
         with pytest.raises(ToolError, match="is not running \\(failed: the server closed"):
-            await slow.run(ctx, slow.Input.model_validate({"crash": True}))
-        assert [u.to_wire()["status"] for u in emitted] == ["failed"]
-        assert emitted[0].server == "demo"
-        with pytest.raises(ToolError, match="is not running"):
-            pixel = tools["mcp__demo__pixel"]
+            await slow.run(ctx, crash)
+        assert [(u.server, u.to_wire()["status"]) for u in emitted] == [("demo", "failed")]
+        [first] = pids(state)
+        picture = await pixel.run(ctx, pixel.Input.model_validate({}))
+        assert len(picture.images) == 1 and not picture.is_error
+        assert [u.to_wire()["status"] for u in emitted] == ["failed", "connected"]
+        assert len(pids(state)) == 2 and await wait_dead(first)
+        for _ in range(MAX_RESTARTS - 1):
+            with pytest.raises(ToolError, match="the server closed"):
+                await slow.run(ctx, crash)
             await pixel.run(ctx, pixel.Input.model_validate({}))
+        with pytest.raises(ToolError, match="the server closed"):
+            await slow.run(ctx, crash)
+        with pytest.raises(ToolError, match=f"restarted {MAX_RESTARTS} times in this session"):
+            await pixel.run(ctx, pixel.Input.model_validate({}))
+        assert len(pids(state)) == MAX_RESTARTS + 1
     finally:
         await servers.close()
 

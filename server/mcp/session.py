@@ -3,11 +3,17 @@
 Status changes happen outside turns (a server fails to start at `session/new`, crashes while
 the user reads), but events belong to a turn. So changes queue up as `mcp_status` notes and go
 out at the start of the next turn, or right away when an MCP tool call of a running turn ends.
+
+A server that crashes is started again by the next call to one of its tools (the call that was
+running when it crashed is reported failed, never repeated: it may have had effects), at most
+`MAX_RESTARTS` times per session.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,8 @@ from server.tools.base import ToolContext
 
 log = logging.getLogger(__name__)
 
+MAX_RESTARTS = 3
+
 
 class McpSessionServers:
     """The servers a session uses and the tools they give it."""
@@ -35,6 +43,8 @@ class McpSessionServers:
         self.connections: dict[str, McpConnection] = {}
         self.tools: dict[str, McpTool] = {}
         self.notes: list[McpStatus] = []
+        self.restarts: Counter[str] = Counter()
+        self._reviving: dict[str, asyncio.Lock] = {}
         self._closed = False
 
     async def start(
@@ -72,7 +82,7 @@ class McpSessionServers:
             return []
         added = []
         for spec in conn.tools:
-            tool = McpTool(conn, spec, after_call=self.report)
+            tool = McpTool(conn, spec, after_call=self.report, revive=self.revive)
             if not keep(tool):
                 continue
             if tool.name in self.tools:
@@ -82,9 +92,42 @@ class McpSessionServers:
             added.append(tool)
         return added
 
+    async def revive(self, name: str) -> McpConnection:
+        """The server's connection, started again when it has gone down since it connected;
+        raises ConnectionError when it cannot be (closed session, restart budget spent, the
+        new start failing)."""
+        async with self._reviving.setdefault(name, asyncio.Lock()):
+            conn = self.connections.get(name)
+            if conn is not None and conn.status == "connected":
+                return conn
+            if self._closed or name not in self.configs:
+                raise ConnectionError(f"MCP server {name!r} is not part of this session")
+            if self.restarts[name] >= MAX_RESTARTS:
+                why = conn.unavailable() if conn else f"MCP server {name!r} is not running"
+                raise ConnectionError(
+                    f"{why}; it was restarted {MAX_RESTARTS} times in this session, not again"
+                )
+            self.restarts[name] += 1
+            log.info("restarting MCP server %s (restart %d)", name, self.restarts[name])
+            await self._release(name)
+            await self._join(self.configs[name])
+            fresh = self.connections.get(name)
+            if fresh is None:
+                raise ConnectionError(f"MCP server {name!r} is not part of this session")
+            self.notes.append(self.note(name))
+            for tool in self.tools.values():
+                if tool.conn.name == name:
+                    tool.conn = fresh
+            if fresh.status != "connected":
+                raise ConnectionError(fresh.unavailable())
+            return fresh
+
     async def _leave(self, name: str) -> None:
-        conn = self.connections.pop(name, None)
         self.tools = {n: t for n, t in self.tools.items() if t.conn.name != name}
+        await self._release(name)
+
+    async def _release(self, name: str) -> None:
+        conn = self.connections.pop(name, None)
         if conn is not None:
             conn.listeners.remove(self._changed)
             await self.pool.release(conn)

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import jsonschema
@@ -43,6 +43,7 @@ class McpTool(Tool):
         tool: types.Tool,
         *,
         after_call: Callable[[ToolContext], None] | None = None,
+        revive: Callable[[str], Awaitable[McpConnection]] | None = None,
     ):
         self.conn = conn
         self.remote = tool.name
@@ -55,6 +56,7 @@ class McpTool(Tool):
         self.kind = "fetch" if self.read_only else "other"
         self.display = tool.title or (hints.title if hints else None) or tool.name
         self._after_call = after_call
+        self._revive = revive
 
     def title(self, args: Any) -> str:
         return f"{self.display} ({self.conn.name})"
@@ -73,6 +75,13 @@ class McpTool(Tool):
     async def _call(self, arguments: dict[str, Any]) -> types.CallToolResult:
         timeout = self.conn.config.tool_timeout
         server = self.conn.name
+        if self.conn.status != "connected" and self._revive is not None:
+            try:
+                self.conn = await self._revive(server)
+            except ConnectionError as exc:
+                raise ToolError(str(exc)) from None
+            if self.remote not in {t.name for t in self.conn.tools}:
+                raise ToolError(f"MCP server {server!r} restarted without the tool {self.remote!r}")
         try:
             return await self.conn.call(self.remote, arguments, timeout=timeout)
         except ConnectionError as exc:
