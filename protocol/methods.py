@@ -114,6 +114,13 @@ class SessionRef(WireModel):
     session_id: str
 
 
+class LoadSessionParams(WireModel):
+    session_id: str
+    mcp_servers: dict[str, McpServerConfig] | None = None
+    """MCP servers for the loaded session, as in `session/new` (they are not stored with the
+    session: their commands and environment stay with the client)."""
+
+
 class SteerParams(WireModel):
     session_id: str
     prompt: list[ContentBlock] = Field(min_length=1)
@@ -455,7 +462,7 @@ METHODS: tuple[Method, ...] = (
     Method(
         "session/load",
         C2S,
-        SessionRef,
+        LoadSessionParams,
         SessionInfoResult,
         "Open a stored session: its history is replayed as `session/update` events before the "
         "answer, then the session takes prompts again with its full context.",

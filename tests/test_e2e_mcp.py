@@ -249,6 +249,42 @@ class Editor:
         )
 
 
+async def test_jsonrpc_session_load_takes_the_clients_servers_again(
+    tmp_path, workspace, fake_llm
+):
+    state = tmp_path / "state"
+    state.mkdir()
+    configure(tmp_path, workspace, fake_llm, {})
+    fake_llm.script(
+        Reply(text="Hello."),
+        Reply(tool_calls=[FakeToolCall("mcp__demo__pixel", {}, id="call_px")]),
+        Reply(text="A pixel."),
+    )
+    servers = {"demo": demo_entry(state)}
+    client = AgentClient()
+    await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
+    try:
+        await client.initialize()
+        params = {"cwd": str(workspace), "mode": "bypassPermissions", "mcpServers": servers}
+        sid = (await client.call("session/new", params))["sessionId"]
+        await client.call("session/prompt", prompt(sid, "hi"))
+        await client.call("session/close", {"sessionId": sid})
+        bare = await client.call("session/load", {"sessionId": sid})
+        without = await client.call("mcp/list", {"sessionId": sid})
+        await client.call("session/close", {"sessionId": sid})
+        await client.call("session/load", {"sessionId": sid, "mcpServers": servers})
+        listing = await client.call("mcp/list", {"sessionId": sid})
+        result = await client.call("session/prompt", prompt(sid, "a pixel please"))
+    finally:
+        await client.close()
+    assert bare["sessionId"] == sid and without["servers"] == []
+    [(name, source, status)] = [(s["name"], s["source"], s["status"]) for s in listing["servers"]]
+    assert (name, source, status) == ("demo", "client", "connected")
+    assert result["terminal"] == "completed", result
+    assert tool_messages(fake_llm.requests[2].body)[-1] == PIXEL_TEXT
+    assert len(pids(state)) == 2
+
+
 async def test_acp_session_new_mcp_servers(tmp_path, workspace, fake_llm):
     state = tmp_path / "state"
     state.mkdir()

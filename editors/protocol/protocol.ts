@@ -18,6 +18,7 @@ export interface AgentlsWireTypes {
   ImageContent?: ImageContent;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
+  LoadSessionParams?: LoadSessionParams;
   Location?: Location;
   McpImplementation?: McpImplementation;
   McpListParams?: McpListParams;
@@ -269,6 +270,58 @@ export interface SessionSummary {
   updatedAt: string;
 }
 /**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "LoadSessionParams".
+ */
+export interface LoadSessionParams {
+  /**
+   * MCP servers for the loaded session, as in `session/new` (they are not stored with the
+   * session: their commands and environment stay with the client).
+   */
+  mcpServers?: {
+    [k: string]: McpServerConfig;
+  } | null;
+  sessionId: string;
+}
+/**
+ * How to start or reach an MCP server: a command (stdio) or a URL (streamable HTTP). The
+ * shape of an entry of Claude Code's `.mcp.json`.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerConfig".
+ */
+export interface McpServerConfig {
+  args?: string[] | null;
+  command?: string | null;
+  /**
+   * The server's working directory (default: the session's workspace).
+   */
+  cwd?: string | null;
+  /**
+   * Set for the server on top of a minimal environment (HOME, PATH, ...): API keys of the
+   * agent are not passed on unless listed here.
+   */
+  env?: {
+    [k: string]: string;
+  } | null;
+  headers?: {
+    [k: string]: string;
+  } | null;
+  /**
+   * Seconds to connect, initialize and list tools (default 30).
+   */
+  startupTimeout?: number | null;
+  /**
+   * Seconds one tool call may take (default 600).
+   */
+  toolTimeout?: number | null;
+  /**
+   * Inferred when absent: `http` with a `url`, else `stdio`.
+   */
+  type?: ("stdio" | "http") | null;
+  url?: string | null;
+}
+/**
  * A file (and optionally a line) a tool call touches, for follow-along in the editor.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -352,44 +405,6 @@ export interface McpToolInfo {
    * The server's own name for it.
    */
   tool: string;
-}
-/**
- * How to start or reach an MCP server: a command (stdio) or a URL (streamable HTTP). The
- * shape of an entry of Claude Code's `.mcp.json`.
- *
- * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
- * via the `definition` "McpServerConfig".
- */
-export interface McpServerConfig {
-  args?: string[] | null;
-  command?: string | null;
-  /**
-   * The server's working directory (default: the session's workspace).
-   */
-  cwd?: string | null;
-  /**
-   * Set for the server on top of a minimal environment (HOME, PATH, ...): API keys of the
-   * agent are not passed on unless listed here.
-   */
-  env?: {
-    [k: string]: string;
-  } | null;
-  headers?: {
-    [k: string]: string;
-  } | null;
-  /**
-   * Seconds to connect, initialize and list tools (default 30).
-   */
-  startupTimeout?: number | null;
-  /**
-   * Seconds one tool call may take (default 600).
-   */
-  toolTimeout?: number | null;
-  /**
-   * Inferred when absent: `http` with a `url`, else `stdio`.
-   */
-  type?: ("stdio" | "http") | null;
-  url?: string | null;
 }
 /**
  * An MCP server of the session: its state at the session's first turn, then every change
@@ -1051,7 +1066,7 @@ export interface ClientRequests {
   /** Stored sessions, newest first, a page at a time. */
   "session/list": { params: ListSessionsParams; result: ListSessionsResult };
   /** Open a stored session: its history is replayed as `session/update` events before the answer, then the session takes prompts again with its full context. */
-  "session/load": { params: SessionRef; result: SessionInfoResult };
+  "session/load": { params: LoadSessionParams; result: SessionInfoResult };
   /** Create a session in a workspace. */
   "session/new": { params: NewSessionParams; result: SessionInfoResult };
   /** Run one turn; answers when the turn reaches its terminal. Events stream meanwhile. */

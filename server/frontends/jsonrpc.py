@@ -269,12 +269,15 @@ class Handlers:
 
     async def session_new(self, p):
         info = await self.service.new_session(p)
-        if p.mcp_servers:
+        await self._attach_mcp(info.session_id, p.mcp_servers)
+        return info
+
+    async def _attach_mcp(self, session_id: str, configs: dict[str, Any] | None) -> None:
+        if configs:
             from server.mcp.doors import attach_servers
 
-            servers = {name: c.to_wire() for name, c in p.mcp_servers.items()}
-            await attach_servers(self.service, info.session_id, servers)
-        return info
+            servers = {name: c.to_wire() for name, c in configs.items()}
+            await attach_servers(self.service, session_id, servers)
 
     async def session_prompt(self, p):
         return await self.service.prompt(p)
@@ -300,7 +303,9 @@ class Handlers:
         return Empty()
 
     async def session_load(self, p):
-        return await self.service.load(p.session_id)
+        info = await self.service.load(p.session_id)
+        await self._attach_mcp(p.session_id, p.mcp_servers)
+        return info
 
     async def session_list(self, p):
         return await self.service.list(p.cwd, p.cursor, p.limit or 50)
