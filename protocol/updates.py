@@ -77,6 +77,9 @@ class ToolCall(WireModel):
     """What the tool does, for the card's icon."""
     input: dict[str, Any]
     locations: list[Location] | None = None
+    parent_tool_call_id: str | None = None
+    """Set on a call a subagent made: the `toolCallId` of the `task` call that started it
+    (its own `toolCallId` is then `<parent>/<id>`, unique in the session)."""
 
 
 class ToolCallUpdate(WireModel):
@@ -84,6 +87,8 @@ class ToolCallUpdate(WireModel):
 
     kind: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
+    parent_tool_call_id: str | None = None
+    """As on the `tool_call` this updates."""
     status: ToolStatus
     output: str | None = None
     """The result as the model sees it (capped at 50,000 characters)."""

@@ -151,6 +151,40 @@ async def test_prompt_streams_chunks_and_a_tool_call(tmp_path, workspace, fake_l
     assert editor.kinds().count("usage_update") == 2
 
 
+async def test_a_subagents_calls_name_their_task_call(tmp_path, workspace, fake_llm):
+    (workspace / "notes.txt").write_text("hello\n")
+    task = {"subagent_type": "explorer", "description": "read", "prompt": "Read notes.txt"}
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"}, id="call_read")]),
+        Reply(text="It says hello."),
+        Reply(text="Hello, says the subagent."),
+    )
+    editor = Editor()
+    async with agentls_acp(tmp_path, fake_env(tmp_path, fake_llm), editor) as (conn, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=text("notes?"))
+    assert response.stop_reason == "end_turn"
+    calls = [
+        (u.tool_call_id, u.field_meta["agentls"])
+        for u in editor.updates
+        if u.session_update == "tool_call"
+    ]
+    assert calls == [
+        ("call_task", {"toolName": "task"}),
+        ("call_task/call_read", {"toolName": "read_file", "parentToolCallId": "call_task"}),
+    ]
+    ends = [
+        (u.tool_call_id, u.status, (u.field_meta or {}).get("agentls"))
+        for u in editor.updates
+        if u.session_update == "tool_call_update" and u.status == "completed"
+    ]
+    assert ends == [
+        ("call_task/call_read", "completed", {"parentToolCallId": "call_task"}),
+        ("call_task", "completed", None),
+    ]
+
+
 async def test_permission_allow_then_reject(tmp_path, workspace, fake_llm):
     fake_llm.script(
         Reply(tool_calls=[FakeToolCall("bash", {"command": "echo yes > a.txt"})]),

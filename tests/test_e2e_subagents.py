@@ -158,8 +158,14 @@ async def test_an_explorer_that_tries_to_write_is_refused_and_reports(tmp_path):
         ("call_1", "running", "write_file (failed)"),
         ("call_1", "completed", "The parser is in src/parse.py. I could not write x.txt."),
     ]
-    top_calls = [u["toolCallId"] for u in h.channel.kinds("tool_call")]
-    assert top_calls == ["call_1"], "the subagent's own tool calls stay nested"
+    calls = [(u["toolCallId"], u.get("parentToolCallId")) for u in h.channel.kinds("tool_call")]
+    assert calls == [("call_1", None), ("call_1/call_2", "call_1")]
+    ends = [
+        (u["toolCallId"], u.get("parentToolCallId"), u["status"])
+        for u in h.channel.kinds("tool_call_update")
+        if u["status"] != "in_progress"
+    ]
+    assert ends == [("call_1/call_2", "call_1", "failed"), ("call_1", None, "completed")]
     # Usage rolls up: four model calls of (10, 5) tokens each.
     assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 20)
     assert h.handle.usage.input_tokens == 40
@@ -243,7 +249,14 @@ async def test_nesting_stops_at_depth_five(tmp_path):
         "Subagent depth limit reached: subagents nest at most 5 deep and this one is at the "
         "limit. Do this work yourself instead of delegating it."
     )
-    assert len({u["id"] for u in h.channel.kinds("subagent")}) == 5
+    # Every task call shows once, nested under the one that started it, and each subagent's
+    # updates name the card of the task call that started it.
+    calls = [(u["toolCallId"], u.get("parentToolCallId")) for u in h.channel.kinds("tool_call")]
+    assert [c[1] for c in calls] == [None, *[c[0] for c in calls[:-1]]]
+    assert all(child.startswith(f"{parent}/") for child, parent in calls[1:])
+    cards = {c[0] for c in calls}
+    subagents = {u["id"] for u in h.channel.kinds("subagent")}
+    assert len(subagents) == 5 and subagents < cards
 
 
 async def test_at_most_32_subagents_per_turn(tmp_path):

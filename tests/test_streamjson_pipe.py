@@ -107,6 +107,37 @@ def test_tool_turn_transcript(tmp_path, workspace):
     check_golden("read_tool", frames(proc))
 
 
+def test_a_subagents_calls_come_under_the_task_tool_use(tmp_path, workspace):
+    (workspace / "notes.txt").write_text("hello\n")
+    task = {"subagent_type": "explorer", "description": "read notes", "prompt": "Read notes.txt"}
+    script = [
+        {"toolCalls": [{"name": "task", "arguments": task}]},
+        {"toolCalls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "notes.txt says hello."},
+        {"text": "The notes say hello."},
+    ]
+    proc = run(tmp_path, workspace, [user("what do the notes say?")], *stream(), script=script)
+    assert proc.returncode == 0, proc.stderr
+    got = frames(proc)
+    tool_uses = [
+        (f["parent_tool_use_id"], block["id"], block["name"])
+        for f in got
+        if f["type"] == "assistant"
+        for block in f["message"]["content"]
+        if block["type"] == "tool_use"
+    ]
+    [(none, task_id, task_name), (parent, read_id, read_name)] = tool_uses
+    assert (none, task_name, read_name) == (None, "Task", "Read")
+    assert parent == task_id and read_id.startswith(f"{task_id}/")
+    results = [
+        (f["parent_tool_use_id"], f["message"]["content"][0]["tool_use_id"])
+        for f in got
+        if f["type"] == "user"
+    ]
+    assert results == [(task_id, read_id), (None, task_id)]
+    check_golden("subagent_tool", got)
+
+
 def test_control_protocol_transcript(tmp_path, workspace):
     lines = [
         {

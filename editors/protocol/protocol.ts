@@ -803,6 +803,11 @@ export interface ToolCall {
   locations?: Location[] | null;
   name: string;
   /**
+   * Set on a call a subagent made: the `toolCallId` of the `task` call that started it
+   * (its own `toolCallId` is then `<parent>/<id>`, unique in the session).
+   */
+  parentToolCallId?: string | null;
+  /**
    * Short human title for the tool card, e.g. "Read src/app.py".
    */
   title: string;
@@ -827,6 +832,10 @@ export interface ToolCallUpdate {
    * The result as the model sees it (capped at 50,000 characters).
    */
   output?: string | null;
+  /**
+   * As on the `tool_call` this updates.
+   */
+  parentToolCallId?: string | null;
   status: "in_progress" | "completed" | "failed" | "denied";
   toolCallId: string;
 }

@@ -118,8 +118,13 @@ def tool_call_start(update: ToolCall) -> acp.ToolCallStart:
         status="pending",
         raw_input=update.input,
         locations=locations or None,
-        field_meta={"agentls": {"toolName": update.name}},
+        field_meta={"agentls": nested({"toolName": update.name}, update.parent_tool_call_id)},
     )
+
+
+def nested(meta: dict[str, Any], parent: str | None) -> dict[str, Any]:
+    """ACP has no nesting: a subagent's call names its `task` call in `_meta`."""
+    return {**meta, "parentToolCallId": parent} if parent else meta
 
 
 def tool_call_progress(update: ToolCallUpdate) -> acp.ToolCallProgress:
@@ -143,6 +148,9 @@ def tool_call_progress(update: ToolCallUpdate) -> acp.ToolCallProgress:
         status=status,
         content=content or None,
         raw_output={"output": update.output} if update.output is not None else None,
+        field_meta={"agentls": nested({}, update.parent_tool_call_id)}
+        if update.parent_tool_call_id
+        else None,
     )
 
 

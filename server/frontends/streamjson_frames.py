@@ -50,10 +50,10 @@ class TurnFrames:
         self._block: str | None = None
         self._index = -1
 
-    def envelope(self, frame: dict[str, Any]) -> dict[str, Any]:
+    def envelope(self, frame: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
         return {
             **frame,
-            "parent_tool_use_id": None,
+            "parent_tool_use_id": parent,
             "session_id": self.session_id,
             "uuid": new_uuid(),
         }
@@ -76,6 +76,8 @@ class TurnFrames:
         return self._delta("thinking", {"type": "thinking_delta", "thinking": update["text"]})
 
     def _on_tool_call(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        if update.get("parentToolCallId"):
+            return [self._subagent_call(update)]
         frames = self._flush_thinking() + self._flush_text()
         name = cc_tool_name(update["name"])
         self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
@@ -99,6 +101,23 @@ class TurnFrames:
             )
         return [*frames, self._assistant([block])]
 
+    def _subagent_call(self, update: dict[str, Any]) -> dict[str, Any]:
+        """A subagent's call: a message of its own, under the task's `tool_use` (as Claude Code
+        reports what its Task tool's agent does), never streamed as partial events."""
+        name = cc_tool_name(update["name"])
+        self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
+        block = {"type": "tool_use", "id": update["toolCallId"], "name": name}
+        message = {
+            "id": f"msg_{new_uuid().replace('-', '')[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [{**block, "input": update["input"]}],
+            "stop_reason": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return self.envelope({"type": "assistant", "message": message}, update["parentToolCallId"])
+
     def _on_tool_call_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         call_id, status = update["toolCallId"], update["status"]
         name, args, started = self._tools.get(call_id, ("", {}, 0.0))
@@ -117,7 +136,8 @@ class TurnFrames:
             "content": content or "",
             "is_error": is_error,
         }
-        return [self.envelope({"type": "user", "message": {"role": "user", "content": [result]}})]
+        message = {"role": "user", "content": [result]}
+        return [self.envelope({"type": "user", "message": message}, update.get("parentToolCallId"))]
 
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1

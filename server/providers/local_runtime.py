@@ -121,6 +121,13 @@ def load(config: RuntimeConfig) -> LocalRuntime:
         return _current
 
 
+def unload() -> None:
+    """Let the loaded model go (its memory is freed once no caller holds the runtime)."""
+    global _current
+    with _lock:
+        _current = None
+
+
 def loaded(config: RuntimeConfig) -> bool:
     return _current is not None and _current.config == config
 

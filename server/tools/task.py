@@ -163,9 +163,11 @@ async def run_child(
 
 
 class SubagentSink:
-    """The sink a subagent's loop reports through. Tool activity becomes `subagent` progress on
-    the parent turn; text, thinking, steps and plans stay inside (the report sums them up);
-    permission requests and questions go up to the parent's sink, and so to the user."""
+    """The sink a subagent's loop reports through. Its tool calls go up to the parent turn
+    nested under the `task` call (`parentToolCallId`, ids prefixed with the task call's id so
+    they stay unique), along with `subagent` progress; text, thinking, steps and plans stay
+    inside (the report sums them up); permission requests and questions go up to the parent's
+    sink, and so to the user."""
 
     def __init__(self, parent: TurnSink, task_id: str, profile: str, cwd: Path):
         self.session_id, self.turn_id = parent.session_id, parent.turn_id
@@ -186,11 +188,24 @@ class SubagentSink:
             self._titles[update.tool_call_id] = update.title
             if update.tool_kind in EDIT_KINDS and update.locations:
                 self._edits[update.tool_call_id] = [loc.path for loc in update.locations]
+            self.parent.emit(self.nested(update))
             self.status("running", update.title)
         elif isinstance(update, ToolCallUpdate):
+            self.parent.emit(self.nested(update))
             self._on_tool_update(update)
         elif isinstance(update, SubagentUpdate):
-            self.parent.emit(update)  # a nested subagent shows up under its own task call
+            # a nested subagent shows up under its own task call, named as the parent sees it
+            self.parent.emit(update.model_copy(update={"id": f"{self.id}/{update.id}"}))
+
+    def nested(self, update: ToolCall | ToolCallUpdate) -> Any:
+        """The update as the parent turn sees it: ids under this task call's id."""
+        parent = update.parent_tool_call_id
+        return update.model_copy(
+            update={
+                "tool_call_id": f"{self.id}/{update.tool_call_id}",
+                "parent_tool_call_id": f"{self.id}/{parent}" if parent else self.id,
+            }
+        )
 
     def _on_tool_update(self, update: ToolCallUpdate) -> None:
         if update.status == "completed":
@@ -213,8 +228,9 @@ class SubagentSink:
 
     async def request_permission(self, tool_call: Any, options: list) -> RequestPermissionResult:
         title = f"{self.profile} subagent: {tool_call.title}"
+        call_id = f"{self.id}/{tool_call.tool_call_id}"  # the id its card has in the parent
         return await self.parent.request_permission(
-            tool_call.model_copy(update={"title": title}), options
+            tool_call.model_copy(update={"title": title, "tool_call_id": call_id}), options
         )
 
     async def ask_question(self, questions: list, *, timeout: float) -> AskQuestionResult:

@@ -27,6 +27,8 @@ export interface ThoughtItem extends ItemBase {
 export interface ToolItem extends ItemBase {
   kind: "tool";
   toolCallId: string;
+  /** The task call of the subagent that made this call; the card is shown under it. */
+  parentToolCallId?: string;
   name: string;
   title: string;
   toolKind: ToolCall["toolKind"];

@@ -211,7 +211,18 @@ function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement 
       : null,
   );
   const details = h("details", { open }, summary, body);
-  return h("div", { class: `tool tool-${status}`, "data-kind": "tool", "data-tool-call-id": item.toolCallId, "data-status": item.status }, details);
+  const nested = item.parentToolCallId ? " tool-nested" : "";
+  return h(
+    "div",
+    {
+      class: `tool tool-${status}${nested}`,
+      "data-kind": "tool",
+      "data-tool-call-id": item.toolCallId,
+      "data-parent-tool-call-id": item.parentToolCallId,
+      "data-status": item.status,
+    },
+    details,
+  );
 }
 
 const PLAN_MARKS: Record<string, string> = { pending: "○", in_progress: "◐", completed: "●", cancelled: "⊘" };

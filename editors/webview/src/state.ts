@@ -273,6 +273,7 @@ function toolCall(state: PanelState, turnId: string, u: ToolCall): void {
     toolKind: u.toolKind,
     input: u.input,
     locations: u.locations ?? [],
+    parentToolCallId: u.parentToolCallId ?? undefined,
   };
   const existing = find(state, `tool:${u.toolCallId}`, "tool");
   if (existing) {

@@ -52,6 +52,11 @@ test("the golden transcript reduces to the expected items", () => {
       kind: "subagent", turnId: TURN, profile: "explorer", status: "completed",
       summary: "The parser lives in src/parse.py.", outputFiles: ["src/parse.py"],
     },
+    {
+      kind: "tool", turnId: TURN, toolCallId: "sub_1/call_read", parentToolCallId: "sub_1",
+      name: "read_file", title: "Read src/parse.py", toolKind: "read", input: { path: "src/parse.py" },
+      locations: [{ path: "/home/ada/project/src/parse.py" }], status: "pending",
+    },
     { kind: "note", turnId: TURN, text: "Switched to claude-sonnet-4-6 (image in prompt)." },
     { kind: "note", turnId: TURN, text: "Compacted the conversation: 150,000 → 42,000 tokens." },
     { kind: "turn", turnId: TURN, terminal: "aborted", stopReason: "cancelled", usage: USAGE },

@@ -134,7 +134,7 @@ public final class AgentClient implements AutoCloseable {
 
     /** Opens a stored session; its history arrives as updates before the answer. */
     public CompletableFuture<Wire.SessionInfoResult> loadSession(String sessionId) {
-        return request(Methods.SESSION_LOAD, new Wire.SessionRef(sessionId));
+        return request(Methods.SESSION_LOAD, new Wire.LoadSessionParams(sessionId, null));
     }
 
     public CompletableFuture<Wire.ListSessionsResult> listSessions(Wire.ListSessionsParams params) {

@@ -65,7 +65,7 @@ public final class PlainTranscript {
             startBlock("thought", "\n(thinking) ");
             text.append(t.text());
         } else if (update instanceof SessionUpdate.ToolCall call) {
-            line("▸ " + call.title());
+            line((call.parentToolCallId() == null ? "▸ " : "  ▸ ") + call.title());
         } else if (update instanceof SessionUpdate.ToolCallUpdate u && !"in_progress".equals(u.status())) {
             line("  " + switch (u.status()) {
                 case "completed" -> "✓ done";

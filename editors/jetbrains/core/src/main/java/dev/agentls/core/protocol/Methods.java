@@ -18,6 +18,7 @@ import dev.agentls.core.protocol.Wire.RequestPermissionResult;
 import dev.agentls.core.protocol.Wire.SearchSessionsParams;
 import dev.agentls.core.protocol.Wire.SearchSessionsResult;
 import dev.agentls.core.protocol.Wire.SessionInfoResult;
+import dev.agentls.core.protocol.Wire.LoadSessionParams;
 import dev.agentls.core.protocol.Wire.SessionRef;
 import dev.agentls.core.protocol.Wire.SessionUpdateParams;
 import dev.agentls.core.protocol.Wire.SetModeParams;
@@ -67,8 +68,8 @@ public final class Methods {
     public static final Method<SetModeParams, Empty> SESSION_SET_MODE =
             call("session/set_mode", SetModeParams.class, Empty.class);
     public static final Method<SessionRef, Empty> SESSION_CLOSE = call("session/close", SessionRef.class, Empty.class);
-    public static final Method<SessionRef, SessionInfoResult> SESSION_LOAD =
-            call("session/load", SessionRef.class, SessionInfoResult.class);
+    public static final Method<LoadSessionParams, SessionInfoResult> SESSION_LOAD =
+            call("session/load", LoadSessionParams.class, SessionInfoResult.class);
     public static final Method<ListSessionsParams, ListSessionsResult> SESSION_LIST =
             call("session/list", ListSessionsParams.class, ListSessionsResult.class);
     public static final Method<SearchSessionsParams, SearchSessionsResult> SESSION_SEARCH =

@@ -18,13 +18,16 @@ public sealed interface SessionUpdate {
     /** A piece of the model's visible thinking, streamed. */
     record AgentThoughtChunk(String text) implements SessionUpdate {}
 
-    /** The model asked for a tool; sent before it runs and before any permission prompt. */
+    /**
+     * The model asked for a tool; sent before it runs and before any permission prompt.
+     * {@code parentToolCallId} is set on a subagent's calls: the id of its task call.
+     */
     record ToolCall(String toolCallId, String name, String title, String toolKind, JsonObject input,
-                    List<Wire.Location> locations) implements SessionUpdate {}
+                    List<Wire.Location> locations, String parentToolCallId) implements SessionUpdate {}
 
     /** Progress or outcome of a tool call: in_progress, completed, failed or denied. */
-    record ToolCallUpdate(String toolCallId, String status, String output, String error, Wire.Diff diff)
-            implements SessionUpdate {}
+    record ToolCallUpdate(String toolCallId, String parentToolCallId, String status, String output,
+                          String error, Wire.Diff diff) implements SessionUpdate {}
 
     /** One model call finished. */
     record StepFinish(int step, String finishReason, Wire.Usage usage) implements SessionUpdate {}

@@ -61,6 +61,8 @@ public final class Wire {
 
     public record SessionRef(String sessionId) {}
 
+    public record LoadSessionParams(String sessionId, Map<String, McpServerConfig> mcpServers) {}
+
     public record SetModelParams(String sessionId, String modelId) {}
 
     public record SetModeParams(String sessionId, String modeId) {}

@@ -33,6 +33,7 @@ class PlainTranscriptTest {
                 "  [x] Read the failing test",
                 "  [ ] Fix the parser",
                 "The file says ",
+                "  ▸ Read src/parse.py",
                 "— aborted",
                 "[error] network down"), transcript.text());
     }
