@@ -14,9 +14,6 @@ class WireModel(BaseModel):
         populate_by_name=True,
         extra="ignore",
         use_attribute_docstrings=True,
-        # Validators are built on first use: most of the ~100 models are never needed by a
-        # given front door, and building them all cost most of the protocol's import time.
-        defer_build=True,
     )
 
     def to_wire(self) -> dict:

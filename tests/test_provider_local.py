@@ -562,7 +562,22 @@ def test_instructions_are_the_configured_prompt_and_append_but_not_for_subagents
     from server.agent.context import configured_instructions
 
     config = {"systemPrompt": "Be terse.", "appendSystemPrompt": "Answer in French."}
-    top = SimpleNamespace(spec=SimpleNamespace(config=config), delegation=None)
-    sub = SimpleNamespace(spec=top.spec, delegation=SimpleNamespace(depth=1))
-    assert configured_instructions(top) == "Be terse.\nAnswer in French."
-    assert configured_instructions(sub) == "Answer in French."
+    files = SimpleNamespace(render=lambda: "## Instructions from AGENTS.md\n\nUse tabs.")
+    spec = SimpleNamespace(config=config)
+    top = SimpleNamespace(spec=spec, delegation=None, instructions=files)
+    sub = SimpleNamespace(spec=spec, delegation=SimpleNamespace(depth=1), instructions=files)
+    # A replaced prompt is used as written; a subagent keeps the files instead.
+    assert configured_instructions(top) == "Be terse.\n\nAnswer in French."
+    assert configured_instructions(sub) == (
+        "## Instructions from AGENTS.md\n\nUse tabs.\n\nAnswer in French."
+    )
+
+
+def test_openmp_threads_spin_only_on_a_quiet_machine() -> None:
+    from server.providers.local_runtime import wait_policy
+
+    assert wait_policy(load=0.2, cpus=2) == "ACTIVE"
+    assert wait_policy(load=0.99, cpus=2) == "ACTIVE"
+    assert wait_policy(load=1.0, cpus=2) == "PASSIVE"
+    assert wait_policy(load=3.5, cpus=8) == "ACTIVE"
+    assert wait_policy(load=6.0, cpus=8) == "PASSIVE"
