@@ -581,3 +581,13 @@ def test_openmp_threads_spin_only_on_a_quiet_machine() -> None:
     assert wait_policy(load=1.0, cpus=2) == "PASSIVE"
     assert wait_policy(load=3.5, cpus=8) == "ACTIVE"
     assert wait_policy(load=6.0, cpus=8) == "PASSIVE"
+
+
+def test_compaction_counts_against_the_models_trained_window() -> None:
+    # The agent's full prompt (every tool's schema) is several thousand tokens: measured
+    # against the 8192 the runtime uses, every call would first ask for a summary.
+    from server.providers import catalog
+
+    entry = catalog.describe(local_model.DEFAULT_MODEL, "local")
+    assert entry.known and entry.context_window == 32_768
+    assert entry.context_window == local_model.KNOWN_MODELS[local_model.DEFAULT_MODEL].context_window

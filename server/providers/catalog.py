@@ -91,7 +91,9 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("llama3.2", "ollama", 131_072, 4_096, vision=False),
     ModelEntry("qwen2.5-coder", "ollama", 32_768, 4_096, vision=False),
     ModelEntry("llava", "ollama", 32_768, 4_096),
-    ModelEntry("qwen2.5-coder-1.5b", "local", 8_192, 1_024, vision=False),
+    # The trained window: the provider fits each call into the smaller window it runs with
+    # (`contextWindow`, 8192), so compaction must not count against that one.
+    ModelEntry("qwen2.5-coder-1.5b", "local", 32_768, 1_024, vision=False),
     ModelEntry("scripted", "scripted", 100_000, vision=False),
 )
 
