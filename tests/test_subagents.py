@@ -211,7 +211,8 @@ async def test_tool_activity_becomes_subagent_progress(tmp_path):
     sink.emit(Plan(entries=[]))
     nested = SubagentUpdate(id="c9", profile="explorer", status="completed", summary="deep")
     sink.emit(nested)
-    progress = [(u["status"], u.get("summary")) for u in parent.updates]
+    subagent = [u for u in parent.updates if u["kind"] == "subagent"]
+    progress = [(u["status"], u.get("summary")) for u in subagent]
     assert progress == [
         ("running", f"write_file {tmp_path / 'src' / 'a.py'}"),
         ("running", f"edit_file {tmp_path / 'b.py'}"),
@@ -220,8 +221,26 @@ async def test_tool_activity_becomes_subagent_progress(tmp_path):
         ("running", "write_file /elsewhere/out.txt"),
         ("completed", "deep"),
     ]
-    assert {u["id"] for u in parent.updates[:-1]} == {"call_task"}
-    assert parent.updates[-1] == nested.to_wire()
+    assert {u["id"] for u in subagent[:-1]} == {"call_task"}
+    assert subagent[-1] == {**nested.to_wire(), "id": "call_task/c9"}
+    # the calls themselves go up too, nested under the task call; text, steps and plans do not
+    calls = [
+        (u["kind"], u["toolCallId"], u["parentToolCallId"], u.get("status"))
+        for u in parent.updates
+        if u["kind"] in ("tool_call", "tool_call_update")
+    ]
+    assert calls == [
+        ("tool_call", "call_task/c1", "call_task", None),
+        ("tool_call_update", "call_task/c1", "call_task", "in_progress"),
+        ("tool_call_update", "call_task/c1", "call_task", "completed"),
+        ("tool_call", "call_task/c2", "call_task", None),
+        ("tool_call_update", "call_task/c2", "call_task", "denied"),
+        ("tool_call", "call_task/c3", "call_task", None),
+        ("tool_call_update", "call_task/c3", "call_task", "completed"),
+        ("tool_call", "call_task/c4", "call_task", None),
+        ("tool_call_update", "call_task/c4", "call_task", "completed"),
+    ]
+    assert {u["kind"] for u in parent.updates} == {"subagent", "tool_call", "tool_call_update"}
     assert sink.output_files == ["src/a.py", "c.txt", "/elsewhere/out.txt"]
 
 
@@ -234,7 +253,7 @@ async def test_permissions_and_questions_go_up_to_the_parent(tmp_path):
     assert result.outcome.option_id == "allow_once"
     assert parent.permissions == [
         {
-            "toolCallId": "c1",
+            "toolCallId": "call_task/c1",
             "name": "write_file",
             "title": "design subagent: Write x",
             "input": {"path": "x"},
