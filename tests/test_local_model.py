@@ -205,3 +205,32 @@ def report(title: str, rows: list[tuple[str, str, float]]) -> None:
     print(f"\n[{title}] threads={THREADS} cpus={os.cpu_count()}")
     for prompt, answer, seconds in rows:
         print(f"  {seconds:6.1f} s  {prompt!r} -> {answer!r}")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_an_idle_server_does_not_keep_a_core_busy(tmp_path: Path, model_dir: Path) -> None:
+    # Spinning threads are the fast setting on a quiet machine; unbounded, they kept a whole
+    # core busy after every answer.
+    ws = make_workspace(tmp_path, 8)
+    client = AgentClient()
+    await client.start({**env_for(tmp_path, model_dir), "OMP_WAIT_POLICY": "ACTIVE"})
+    try:
+        await client.initialize()
+        session = (await client.call("session/new", {"cwd": str(ws)}))["sessionId"]
+        params = {"sessionId": session, "prompt": [{"type": "text", "text": PROMPTS[0]}]}
+        result = await client.call("session/prompt", params)
+        pid = client._server.pid
+        await asyncio.sleep(1)
+        before = cpu_seconds(pid)
+        await asyncio.sleep(4)
+        idle = cpu_seconds(pid) - before
+    finally:
+        await client.close()
+    print(f"\nidle server after a turn: {idle:.2f} s of CPU in 4 s")
+    assert result["terminal"] == "completed"
+    assert idle < 0.5

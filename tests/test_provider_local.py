@@ -583,6 +583,26 @@ def test_openmp_threads_spin_only_on_a_quiet_machine() -> None:
     assert wait_policy(load=6.0, cpus=8) == "PASSIVE"
 
 
+def test_spinning_is_bounded_and_the_users_settings_win() -> None:
+    from server.providers.local_runtime import SPIN_COUNT, openmp_environment
+
+    quiet, busy = 0.0, 99.0
+    assert openmp_environment({}, quiet) == {
+        "OMP_WAIT_POLICY": "ACTIVE",
+        "GOMP_SPINCOUNT": SPIN_COUNT,
+    }
+    assert openmp_environment({}, busy) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert openmp_environment({"OMP_WAIT_POLICY": "PASSIVE"}, quiet) == {
+        "OMP_WAIT_POLICY": "PASSIVE"
+    }
+    assert openmp_environment({"OMP_WAIT_POLICY": "active"}, busy) == {
+        "OMP_WAIT_POLICY": "active",
+        "GOMP_SPINCOUNT": SPIN_COUNT,
+    }
+    mine = {"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": "infinite"}
+    assert openmp_environment(mine, quiet) == {"OMP_WAIT_POLICY": "ACTIVE"}
+
+
 def test_compaction_counts_against_the_models_trained_window() -> None:
     # The agent's full prompt (every tool's schema) is several thousand tokens: measured
     # against the 8192 the runtime uses, every call would first ask for a summary.
