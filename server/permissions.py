@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from protocol.methods import PermissionOption
 from server.tools.base import Tool, ToolContext
@@ -64,9 +63,13 @@ def rule_key(tool: Tool, args: Any) -> str:
 
 
 def url_host(url: str) -> str:
+    """The host as the fetch guard sees it (IDNA, IP literals in any notation normalised), so a
+    rule and the fetch it allows agree; "" for a URL the guard refuses anyway."""
+    from server.tools.ssrf import UnsafeURL, normalize_host, parse_url
+
     try:
-        return (urlsplit(url.strip()).hostname or "").rstrip(".")
-    except ValueError:
+        return str(normalize_host(parse_url(url.strip()).raw_host.decode("ascii")))
+    except UnsafeURL:
         return ""
 
 
@@ -100,7 +103,7 @@ def rules_from_names(names: list[str]) -> set[str]:
             continue
         tool, spec = canonical_name(match.group(1)), (match.group(2) or "").strip()
         if spec.startswith("domain:"):
-            spec = spec.removeprefix("domain:").strip().lower()
+            spec = url_host(f"https://{spec.removeprefix('domain:').strip()}") or spec
         program = spec.split(":", 1)[0].split(maxsplit=1)[0] if spec and spec != "*" else ""
         rules.add(f"{tool}({program})" if program else tool)
     return rules

@@ -562,13 +562,13 @@ def test_instructions_are_the_configured_prompt_and_append_but_not_for_subagents
     from server.agent.context import configured_instructions
 
     config = {"systemPrompt": "Be terse.", "appendSystemPrompt": "Answer in French."}
-    files = SimpleNamespace(render=lambda: "## Instructions from AGENTS.md\n\nUse tabs.")
+    files = "## Instructions from AGENTS.md\n\nUse tabs."
     spec = SimpleNamespace(config=config)
-    top = SimpleNamespace(spec=spec, delegation=None, instructions=files)
-    sub = SimpleNamespace(spec=spec, delegation=SimpleNamespace(depth=1), instructions=files)
+    top = SimpleNamespace(spec=spec, delegation=None)
+    sub = SimpleNamespace(spec=spec, delegation=SimpleNamespace(depth=1))
     # A replaced prompt is used as written; a subagent keeps the files instead.
-    assert configured_instructions(top) == "Be terse.\n\nAnswer in French."
-    assert configured_instructions(sub) == (
+    assert configured_instructions(top, files) == "Be terse.\n\nAnswer in French."
+    assert configured_instructions(sub, files) == (
         "## Instructions from AGENTS.md\n\nUse tabs.\n\nAnswer in French."
     )
 

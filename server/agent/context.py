@@ -102,7 +102,7 @@ def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None =
     return f"{base}\n{append}" if append else base
 
 
-def session_system_prompt(session: NativeSession) -> str:
+def session_system_prompt(session: NativeSession, files: str = "") -> str:
     """Our prompt with what this session can use (tools, skills, subagents, its role) and the
     instruction files, then the configured append. A configured replacement is used exactly as written, except by subagents:
     it was written for the agent the user talks to."""
@@ -118,19 +118,17 @@ def session_system_prompt(session: NativeSession) -> str:
         parts.append("\n".join(delegation.registry.summary_lines()))
     if delegation and delegation.profile:
         parts.append(delegation.profile.role_prompt(subagent=delegation.depth > 0))
-    files = session.instructions.render() if session.instructions else ""
     if files:
         parts.append(files)
     return "\n\n".join(parts) + "\n" + (f"\n{append}" if append else "")
 
 
-def configured_instructions(session: NativeSession) -> str:
+def configured_instructions(session: NativeSession, files: str = "") -> str:
     """What the user and the project tell the model to follow, for providers that write their
     own system prompt: a configured replacement prompt (not for subagents) or the instruction
-    files, then the configured append."""
+    files (`files`, rendered), then the configured append."""
     config, delegation = session.spec.config, session.delegation
     replaced = config.get("systemPrompt") and not (delegation and delegation.depth)
-    files = session.instructions.render() if session.instructions and not replaced else ""
     parts = [config.get("systemPrompt") if replaced else files, config.get("appendSystemPrompt")]
     return "\n\n".join(p for p in parts if p)
 

@@ -38,10 +38,12 @@ def repository_root(cwd: Path) -> Path | None:
     return None
 
 
-def candidate_files(cwd: Path, home: Path, names: tuple[str, ...] = FILE_NAMES) -> list[Path]:
+def candidate_files(
+    cwd: Path, home: Path, names: tuple[str, ...] = FILE_NAMES, *, root: Path | None = None
+) -> list[Path]:
     """Where instruction files may be, in reading order: the user's, then root to `cwd`."""
     files = [home / f for f in USER_FILES if f.name in names]
-    root = repository_root(cwd) or cwd
+    root = root or repository_root(cwd) or cwd
     folders = [cwd, *cwd.parents]
     chain = list(reversed(folders[: folders.index(root) + 1])) if root in folders else [cwd]
     files += [folder / name for folder in chain for name in names]
@@ -70,7 +72,7 @@ class Instructions:
         found: list[InstructionFile] = []
         seen: set[str] = set()
         root = repository_root(self.cwd) or self.cwd
-        for path in candidate_files(self.cwd, self.home, self.names):
+        for path in candidate_files(self.cwd, self.home, self.names, root=root):
             text = self._read(path)
             if text is None or not text.strip() or text in seen:
                 continue

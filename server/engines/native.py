@@ -145,14 +145,15 @@ class NativeSession:
         messages = self.view.messages(self.history)
         if not images.can_see(self.model, self.settings.provider, self.vision_model):
             messages = images.without_images(messages)
+        files = self.instructions.render() if self.instructions else ""  # once per call
         return ModelRequest(
             model=self.model,
-            system=session_system_prompt(self),
+            system=session_system_prompt(self, files),
             messages=[*messages, context],
             tools=self.tool_specs(),
             options=self.call_options(),
             stable_prefix=len(messages),
-            instructions=configured_instructions(self),
+            instructions=configured_instructions(self, files),
         )
 
     def compaction_settings(self) -> CompactionSettings:
@@ -232,7 +233,6 @@ class NativeSession:
             self.delegation.registry.refresh()
             self.delegation.budget = Budget()
         deactivate_all(self.tool_ctx.state)
-        self.end_skill_model()
 
 
 class NativeEngine:

@@ -107,15 +107,7 @@ class TurnFrames:
         name = cc_tool_name(update["name"])
         self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
         block = {"type": "tool_use", "id": update["toolCallId"], "name": name}
-        message = {
-            "id": f"msg_{new_uuid().replace('-', '')[:24]}",
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": [{**block, "input": update["input"]}],
-            "stop_reason": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        }
+        message = self._message(f"msg_{uuid.uuid4().hex[:24]}", [{**block, "input": update["input"]}])
         return self.envelope({"type": "assistant", "message": message}, update["parentToolCallId"])
 
     def _on_tool_call_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,20 +181,21 @@ class TurnFrames:
         self, content: list[dict[str, Any]], usage: dict[str, int] | None = None
     ) -> dict[str, Any]:
         self._ensure_message()
-        return self.envelope(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": self._message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": self.model,
-                    "content": content,
-                    "stop_reason": None,
-                    "usage": usage or {"input_tokens": 0, "output_tokens": 0},
-                },
-            }
-        )
+        message = self._message(self._message_id, content, usage)
+        return self.envelope({"type": "assistant", "message": message})
+
+    def _message(
+        self, message_id: str, content: list[dict[str, Any]], usage: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        return {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": None,
+            "usage": usage or {"input_tokens": 0, "output_tokens": 0},
+        }
 
     def _flush_text(self, usage: dict[str, int] | None = None) -> list[dict[str, Any]]:
         if not self._text:

@@ -195,17 +195,20 @@ class SubagentSink:
             self._on_tool_update(update)
         elif isinstance(update, SubagentUpdate):
             # a nested subagent shows up under its own task call, named as the parent sees it
-            self.parent.emit(update.model_copy(update={"id": f"{self.id}/{update.id}"}))
+            self.parent.emit(update.model_copy(update={"id": self.nested_id(update.id)}))
 
     def nested(self, update: ToolCall | ToolCallUpdate) -> Any:
         """The update as the parent turn sees it: ids under this task call's id."""
         parent = update.parent_tool_call_id
         return update.model_copy(
             update={
-                "tool_call_id": f"{self.id}/{update.tool_call_id}",
-                "parent_tool_call_id": f"{self.id}/{parent}" if parent else self.id,
+                "tool_call_id": self.nested_id(update.tool_call_id),
+                "parent_tool_call_id": self.nested_id(parent) if parent else self.id,
             }
         )
+
+    def nested_id(self, call_id: str) -> str:
+        return f"{self.id}/{call_id}"
 
     def _on_tool_update(self, update: ToolCallUpdate) -> None:
         if update.status == "completed":
@@ -228,7 +231,7 @@ class SubagentSink:
 
     async def request_permission(self, tool_call: Any, options: list) -> RequestPermissionResult:
         title = f"{self.profile} subagent: {tool_call.title}"
-        call_id = f"{self.id}/{tool_call.tool_call_id}"  # the id its card has in the parent
+        call_id = self.nested_id(tool_call.tool_call_id)  # the id its card has in the parent
         return await self.parent.request_permission(
             tool_call.model_copy(update={"title": title, "tool_call_id": call_id}), options
         )
