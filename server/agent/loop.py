@@ -37,10 +37,10 @@ from server.providers.messages import (
     Message,
     ModelRequest,
     Part,
+    ReplyParts,
     TextDelta,
     TextPart,
     ThinkingDelta,
-    ThinkingPart,
     ToolCallPart,
     ToolCallReady,
     Usage,
@@ -114,18 +114,12 @@ def take_steers(session: NativeSession, sink: TurnSink) -> None:
 class Reply:
     """One streamed reply as it accumulates."""
 
-    text: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    signature: str | None = None
+    content: ReplyParts = field(default_factory=ReplyParts)
     calls: list[ToolCallPart] = field(default_factory=list)
 
     def message(self, *, finished: bool) -> Message | None:
         """An interrupted reply keeps its text but not its tool calls: they never ran."""
-        parts: list[Part] = []
-        if self.thinking:
-            parts.append(ThinkingPart("".join(self.thinking), self.signature))
-        if self.text:
-            parts.append(TextPart("".join(self.text)))
+        parts: list[Part] = self.content.parts()
         if finished:
             parts.extend(self.calls)
         return Message("assistant", parts) if parts else None
@@ -142,11 +136,10 @@ async def stream_reply(session: NativeSession, request: ModelRequest, sink: Turn
                 discard(reply, event, sink)
                 reply = Reply()
             elif isinstance(event, TextDelta):
-                reply.text.append(event.text)
+                reply.content.add(event)
                 sink.emit(AgentMessageChunk(text=event.text))
             elif isinstance(event, ThinkingDelta):
-                reply.thinking.append(event.text)
-                reply.signature = event.signature or reply.signature
+                reply.content.add(event)
                 if event.text:
                     sink.emit(AgentThoughtChunk(text=event.text))
             elif isinstance(event, ToolCallReady):

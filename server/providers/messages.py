@@ -39,6 +39,9 @@ class ThinkingPart:
     text: str
     signature: str | None = None
     kind: Literal["thinking"] = "thinking"
+    raw: dict[str, Any] | None = None
+    """The block exactly as the provider sent it (an Anthropic `redacted_thinking` block, an
+    OpenRouter `reasoning_details` entry), returned verbatim to the API that sent it."""
 
 
 @dataclass
@@ -127,9 +130,13 @@ class TextDelta:
 
 @dataclass
 class ThinkingDelta:
+    """Thinking text as it streams; a signature closes its block. With `raw`, a whole opaque
+    block to keep and send back (see `ThinkingPart.raw`)."""
+
     text: str
     signature: str | None = None
     kind: Literal["thinking_delta"] = "thinking_delta"
+    raw: dict[str, Any] | None = None
 
 
 @dataclass
@@ -138,6 +145,43 @@ class ToolCallReady:
 
     call: ToolCallPart
     kind: Literal["tool_call"] = "tool_call"
+
+
+class ReplyParts:
+    """The text and thinking of one streamed reply as parts, in the order they arrived, so a
+    reply of text, thinking, text goes back to the provider as three blocks in that order."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[TextPart | ThinkingPart, list[str]]] = []
+
+    def add(self, event: TextDelta | ThinkingDelta) -> None:
+        last = self._open[-1] if self._open else None
+        if isinstance(event, TextDelta):
+            if not event.text:
+                return
+            if last is not None and isinstance(last[0], TextPart):
+                last[1].append(event.text)
+            else:
+                self._open.append((TextPart(""), [event.text]))
+            return
+        if event.raw is not None:
+            self._open.append((ThinkingPart("", raw=event.raw), [event.text]))
+        elif last is not None and _open_thinking(last[0]):
+            last[1].append(event.text)
+            last[0].signature = event.signature
+        elif event.text or event.signature:
+            self._open.append((ThinkingPart("", event.signature), [event.text]))
+
+    def parts(self) -> list[Part]:
+        out: list[Part] = []
+        for part, pieces in self._open:
+            part.text = "".join(pieces)
+            out.append(part)
+        return out
+
+
+def _open_thinking(part: TextPart | ThinkingPart) -> bool:
+    return isinstance(part, ThinkingPart) and part.raw is None and part.signature is None
 
 
 @dataclass

@@ -76,7 +76,7 @@ def event_from_dict(data: dict[str, Any]) -> StreamEvent:
     if kind == "text_delta":
         return TextDelta(data["text"])
     if kind == "thinking_delta":
-        return ThinkingDelta(data["text"], data.get("signature"))
+        return ThinkingDelta(data["text"], data.get("signature"), raw=data.get("raw"))
     if kind == "tool_call":
         call = data["call"]
         return ToolCallReady(ToolCallPart(call["id"], call["name"], call.get("arguments") or {}))
