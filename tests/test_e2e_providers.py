@@ -310,7 +310,15 @@ async def test_anthropic_legacy_thinking_from_config(client, workspace, fake_llm
             {"reasoning_effort": "medium", "max_completion_tokens": 4096},
             ["temperature", "max_tokens", "thinking"],
         ),
-        ("deepseek", "deepseek-reasoner", {"max_tokens": 8192}, ["thinking", "reasoning_effort"]),
+        pytest.param(
+            "deepseek",
+            "deepseek-reasoner",
+            {"max_tokens": 8192},
+            ["thinking", "reasoning_effort"],
+            marks=pytest.mark.xfail(
+                strict=True, reason="reasoning_content is not sent back (issue 24, point 1)"
+            ),
+        ),
         ("ollama", "qwen3:8b", {"options": {"num_predict": 4096, "temperature": 0.7}}, ["think"]),
     ],
 )
@@ -326,11 +334,9 @@ async def test_reasoning_models_stream_thoughts(
 
     assert result["terminal"] == "completed", result
     assert "".join(streamed(updates, "agent_thought_chunk")) == "Let me checkEmpty dir"
-    first, second = (r.body for r in fake_llm.requests)
+    first = fake_llm.requests[0].body
     assert first.items() >= expected.items()
     assert not [key for key in absent if key in first]
-    replayed = str(second["messages"])
-    assert "reasoning_content" not in replayed and "Let me check" not in replayed
 
 
 @pytest.mark.parametrize("provider", MAIN)

@@ -10,7 +10,6 @@ OpenAI chat completions and Anthropic messages stream as SSE; Ollama's `/api/cha
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import re
@@ -24,6 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from server.testing import fake_rules
 
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
@@ -69,6 +70,10 @@ class Reply:
     `stream_error` ends the stream after the content with an in-stream error event instead.
     `cut_after` drops the connection mid-stream after that many deltas; `drop` closes the
     connection without answering at all (a connection reset).
+    `blocks` (Anthropic wire) are content blocks streamed in this order instead of `thinking`
+    and `text`: `{"type": "thinking", "thinking"}`, `{"type": "redacted_thinking", "data"}`,
+    `{"type": "text", "text"}`. `error_metadata` goes into an OpenAI-shaped error's `metadata`.
+    A `stream_error` with a `stop_reason` (OpenAI wire) follows the finish chunk.
     """
 
     text: str = ""
@@ -85,6 +90,8 @@ class Reply:
     stream_error: str = ""
     cut_after: int | None = None
     drop: bool = False
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    error_metadata: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -120,6 +127,8 @@ class FakeModelServer:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.requests: list[RecordedRequest] = []
+        self.rules = fake_rules.Rules()
+        """Refusals the real APIs answer (`server.testing.fake_rules`), chosen by model id."""
         self.disconnects = 0
         self.delta_times: list[float] = []
         """`time.perf_counter()` as each delta is handed to the socket (for benchmarks)."""
@@ -223,8 +232,7 @@ def _json_pieces(value: dict[str, Any]) -> list[str]:
     return [raw[i : i + size] for i in range(0, len(raw), size)]
 
 
-def _signature(thinking: str) -> str:
-    return "sig_" + hashlib.sha256(thinking.encode()).hexdigest()[:16]
+_signature = fake_rules.signature
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -272,6 +280,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not (isinstance(body, dict) and body.get("stream", wire == "ollama")):
             self._error(wire, 400, "fake_llm: only streaming requests are supported", retry=False)
             return None
+        refusal = self.fake.rules.refusal(wire, body)
+        if refusal is not None:
+            self._send_json(refusal[0], refusal[1], {"x-should-retry": "false"})
+            return None
         source = self.fake._pop()
         if source is None:
             self._error(wire, 500, "fake_llm: no scripted reply left", retry=False)
@@ -314,6 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "server_error" if status >= 500 else kind
             code = _OPENAI_CODES.get(status)
             payload = {"error": {"message": message, "type": kind, "code": code}}
+            if reply is not None and reply.error_metadata is not None:
+                payload["error"]["metadata"] = reply.error_metadata
         else:
             payload = {"type": "error", "error": {"type": kind, "message": message}}
         extra = {} if retry else {"x-should-retry": "false"}
@@ -385,9 +399,9 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
         return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(reply.thinking):
+    for delta in fake_rules.reasoning_deltas(body.get("model"), _pieces(reply.thinking)):
         h.pause(reply)
-        yield chunk({"reasoning_content": piece})
+        yield chunk(delta)
     for piece in _pieces(reply.text):
         h.pause(reply)
         yield chunk({"content": piece})
@@ -400,21 +414,24 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
         for piece in _json_pieces(call.arguments):
             h.pause(reply)
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    (prompt, completion), (cached, _) = reply.usage, reply.cache_tokens
+    usage = {
+        "prompt_tokens": prompt + cached,
+        "completion_tokens": completion,
+        "total_tokens": prompt + cached + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
     if reply.stream_error:
+        if reply.stop_reason:
+            yield chunk({}, _TO_OPENAI.get(reply.stop_reason, reply.stop_reason))
         error = {"message": reply.stream_error, "type": "server_error", "code": None}
-        yield f"data: {json.dumps({'error': error})}\n\n"
+        extra = {"usage": usage} if reply.stop_reason else {}
+        yield f"data: {json.dumps({'error': error, **extra})}\n\n"
         return
     default = "tool_calls" if reply.tool_calls else "stop"
     stop = reply.stop_reason or default
     yield chunk({}, _TO_OPENAI.get(stop, stop))
     if (body.get("stream_options") or {}).get("include_usage"):
-        (prompt, completion), (cached, _) = reply.usage, reply.cache_tokens
-        usage = {
-            "prompt_tokens": prompt + cached,
-            "completion_tokens": completion,
-            "total_tokens": prompt + cached + completion,
-            "prompt_tokens_details": {"cached_tokens": cached},
-        }
         yield f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n"
     yield "data: [DONE]\n\n"
 
@@ -437,18 +454,31 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
     yield _sse({"type": "message_start", "message": {**message, "usage": usage}})
     yield _sse({"type": "ping"})
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    if reply.thinking:
-        deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(reply.thinking)]
-        deltas.append({"type": "signature_delta", "signature": _signature(reply.thinking)})
-        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
-    if reply.text:
-        deltas = [{"type": "text_delta", "text": p} for p in _pieces(reply.text)]
-        blocks.append(({"type": "text", "text": ""}, deltas))
+    content = reply.blocks or [
+        *([{"type": "thinking", "thinking": reply.thinking}] if reply.thinking else []),
+        *([{"type": "text", "text": reply.text}] if reply.text else []),
+    ]
+    sent: list[dict[str, Any]] = []
+    for block in content:
+        if block["type"] == "redacted_thinking":
+            blocks.append((block, []))
+            sent.append(block)
+        elif block["type"] == "thinking":
+            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"])]
+            deltas.append({"type": "signature_delta", "signature": _signature(block["thinking"])})
+            blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+            sent.append(block | {"signature": _signature(block["thinking"])})
+        else:
+            deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
+            blocks.append(({"type": "text", "text": ""}, deltas))
+            sent.append(block)
     for call in reply.tool_calls:
         start = {"type": "tool_use", "id": call.id or f"toolu_{h.fake._next_id('call')}"}
         start |= {"name": call.name, "input": {}}
         pieces = ["", *_json_pieces(call.arguments)]
         blocks.append((start, [{"type": "input_json_delta", "partial_json": p} for p in pieces]))
+        sent.append(start | {"input": call.arguments})
+    h.fake.rules.remember_anthropic(sent)
     for index, (start, deltas) in enumerate(blocks):
         yield _sse({"type": "content_block_start", "index": index, "content_block": start})
         for delta in deltas:
