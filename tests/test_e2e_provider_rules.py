@@ -55,7 +55,6 @@ async def two_step(client, workspace, fake_llm, provider: str, model: str, **llm
     return fake_llm.requests[1].body
 
 
-@issue(1, "reasoning_content is not sent back")
 @pytest.mark.parametrize(
     ("provider", "model", "llm"),
     [
@@ -72,7 +71,6 @@ async def test_reasoning_content_goes_back_with_tool_calls(
     assert assistant["reasoning_content"] == "Let me check"
 
 
-@issue(1, "reasoning_details are not sent back")
 async def test_openrouter_kimi_gets_its_signed_reasoning_details_back(
     client, workspace, fake_llm
 ) -> None:
@@ -94,7 +92,6 @@ async def test_openai_gets_no_reasoning_fields(client, workspace, fake_llm) -> N
     assert not {"reasoning_content", "reasoning_details"} & assistant.keys()
 
 
-@issue(1, "thinking is not sent back")
 async def test_ollama_gets_its_thinking_back(client, workspace, fake_llm) -> None:
     fake_llm.script(*tool_step())
     second = await two_step(client, workspace, fake_llm, "ollama", "qwen3:8b")

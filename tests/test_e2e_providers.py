@@ -310,15 +310,7 @@ async def test_anthropic_legacy_thinking_from_config(client, workspace, fake_llm
             {"reasoning_effort": "medium", "max_completion_tokens": 4096},
             ["temperature", "max_tokens", "thinking"],
         ),
-        pytest.param(
-            "deepseek",
-            "deepseek-reasoner",
-            {"max_tokens": 8192},
-            ["thinking", "reasoning_effort"],
-            marks=pytest.mark.xfail(
-                strict=True, reason="reasoning_content is not sent back (issue 24, point 1)"
-            ),
-        ),
+        ("deepseek", "deepseek-reasoner", {"max_tokens": 8192}, ["thinking", "reasoning_effort"]),
         ("ollama", "qwen3:8b", {"options": {"num_predict": 4096, "temperature": 0.7}}, ["think"]),
     ],
 )

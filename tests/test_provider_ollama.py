@@ -141,6 +141,7 @@ async def test_history_and_images_on_the_wire(server: FakeModelServer) -> None:
         {
             "role": "assistant",
             "content": "Let me read.",
+            "thinking": "hidden",
             "tool_calls": [{"function": {"name": "read", "arguments": {"path": "a.py"}}}],
         },
         {"role": "tool", "content": "print(1)", "tool_name": "read"},

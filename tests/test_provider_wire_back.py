@@ -93,7 +93,6 @@ THOUGHT = Message("assistant", [ThinkingPart("Let me check"), TextPart("Looking.
 # -- 1. reasoning write-back -------------------------------------------------------------------
 
 
-@issue(1, "reasoning_content is not sent back")
 @pytest.mark.parametrize(
     ("provider", "model", "field"),
     [
@@ -114,7 +113,6 @@ def test_openai_wire_writes_back_what_the_provider_needs(provider, model, field)
         assert assistant[field] == "Let me check"
 
 
-@issue(1, "reasoning_content is not sent back")
 def test_reasoning_content_is_present_even_without_thinking() -> None:
     bare = Message("assistant", [CALL])
     params = openai_provider.build_params(
@@ -123,7 +121,6 @@ def test_reasoning_content_is_present_even_without_thinking() -> None:
     assert params["messages"][1]["reasoning_content"] == ""
 
 
-@issue(1, "reasoning_details are not sent back")
 def test_openrouter_gets_its_reasoning_details_verbatim() -> None:
     message = Message("assistant", [ThinkingPart("plan"), ThinkingPart("", raw=DETAIL), CALL])
     params = openai_provider.build_params(
@@ -134,7 +131,6 @@ def test_openrouter_gets_its_reasoning_details_verbatim() -> None:
     assert "reasoning_content" not in assistant
 
 
-@issue(1, "reasoning_details are not read")
 async def test_openrouter_reasoning_details_are_gathered_with_their_signature(
     server: FakeModelServer,
 ) -> None:
@@ -158,7 +154,6 @@ async def test_openrouter_reasoning_details_are_gathered_with_their_signature(
     assert shown == "Let me check"
 
 
-@issue(1, "thinking is not sent back")
 def test_ollama_writes_thinking_back() -> None:
     wire = ollama_provider.to_wire_messages("", [user("hi"), THOUGHT])
     assert wire[1]["thinking"] == "Let me check" and wire[1]["content"] == "Looking."

@@ -29,6 +29,7 @@ from server.providers.messages import (
     TextDelta,
     TextPart,
     ThinkingDelta,
+    ThinkingPart,
     ToolCallPart,
     ToolCallReady,
     ToolResultPart,
@@ -173,6 +174,9 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
 
 def _assistant(message: Message) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": "assistant", "content": message.text}
+    thinking = "".join(p.text for p in message.parts if isinstance(p, ThinkingPart) and not p.raw)
+    if thinking:
+        wire["thinking"] = thinking
     if message.tool_calls:
         wire["tool_calls"] = [
             {"function": {"name": c.name, "arguments": c.arguments}} for c in message.tool_calls

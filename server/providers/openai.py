@@ -17,6 +17,7 @@ import anyio
 
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
+from server.providers.catalog import normalize
 from server.providers.errors import (
     connection_error,
     cut_error,
@@ -35,6 +36,7 @@ from server.providers.messages import (
     TextDelta,
     TextPart,
     ThinkingDelta,
+    ThinkingPart,
     ToolCallPart,
     ToolCallReady,
     ToolResultPart,
@@ -103,7 +105,7 @@ class OpenAIProvider:
         self._transport_errors = transport_errors
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        params = build_params(request, default_model=self._model)
+        params = build_params(request, default_model=self._model, provider=self.name)
         async with self._translated_errors():
             stream = await self._client.chat.completions.create(**params)
             try:
@@ -143,12 +145,15 @@ class OpenAIProvider:
             raise ProviderError(f"{self.name}: {exc}") from exc
 
 
-def build_params(request: ModelRequest, *, default_model: str = "") -> dict[str, Any]:
+def build_params(
+    request: ModelRequest, *, default_model: str = "", provider: str = "openai"
+) -> dict[str, Any]:
     """The keyword arguments for `chat.completions.create`."""
     model = request.model or default_model
+    reasoning = reasoning_field(provider, model)
     params: dict[str, Any] = {
         "model": model,
-        "messages": to_wire_messages(request.system, request.messages),
+        "messages": to_wire_messages(request.system, request.messages, reasoning=reasoning),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -186,11 +191,24 @@ def _options(model: str, options: dict[str, Any]) -> dict[str, Any]:
 TOOL_IMAGES = "Images returned by tool calls:"
 
 
-def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+def reasoning_field(provider: str, model: str) -> str | None:
+    """Where an assistant message carries its reasoning back: DeepSeek and Kimi want
+    `reasoning_content` (they refuse a tool-call message without it), OpenRouter its
+    `reasoning_details` as received; everyone else gets none (OpenAI refuses unknown fields)."""
+    if provider == "openrouter":
+        return "reasoning_details"
+    if provider in ("deepseek", "moonshot") or normalize(model).startswith(("deepseek", "kimi")):
+        return "reasoning_content"
+    return None
+
+
+def to_wire_messages(
+    system: str, messages: list[Message], *, reasoning: str | None = None
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message.role == "assistant":
-            out.append(_assistant(message))
+            out.append(_assistant(message, reasoning))
             continue
         results = [p for p in message.parts if isinstance(p, ToolResultPart)]
         for part in results:
@@ -207,7 +225,7 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
     return out
 
 
-def _assistant(message: Message) -> dict[str, Any]:
+def _assistant(message: Message, reasoning: str | None = None) -> dict[str, Any]:
     calls = [
         {
             "id": c.id,
@@ -219,7 +237,20 @@ def _assistant(message: Message) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
     if calls:
         wire["tool_calls"] = calls
+    thoughts = [p for p in message.parts if isinstance(p, ThinkingPart)]
+    if reasoning == "reasoning_content":
+        text = "".join(p.text for p in thoughts if p.raw is None)
+        if text or calls:
+            wire["reasoning_content"] = text
+    elif reasoning == "reasoning_details":
+        details = [p.raw for p in thoughts if p.raw and _is_detail(p.raw)]
+        if details:
+            wire["reasoning_details"] = details
     return wire
+
+
+def _is_detail(raw: dict[str, Any]) -> bool:
+    return str(raw.get("type", "")).startswith("reasoning.")
 
 
 def _user_content(message: Message) -> str | list[dict[str, Any]]:
@@ -250,6 +281,7 @@ class _ChunkReader:
         self.calls: dict[int, dict[str, str]] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
+        self.details: dict[int, dict[str, Any]] = {}
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if chunk.usage is not None:
@@ -262,6 +294,7 @@ class _ChunkReader:
         reasoning = _reasoning(delta)
         if reasoning:
             events.append(ThinkingDelta(reasoning))
+        self._add_details((delta.model_extra or {}).get("reasoning_details"))
         if delta.content:
             events.append(TextDelta(delta.content))
         for fragment in delta.tool_calls or []:
@@ -269,6 +302,18 @@ class _ChunkReader:
         if choice.finish_reason:
             self.finish_reason = choice.finish_reason
         return events
+
+    def _add_details(self, details: Any) -> None:
+        """OpenRouter streams each reasoning detail in pieces under its `index`."""
+        for piece in details if isinstance(details, list) else []:
+            if not isinstance(piece, dict):
+                continue
+            detail = self.details.setdefault(piece.get("index", len(self.details)), {})
+            for key, value in piece.items():
+                if key in ("text", "summary", "data") and isinstance(value, str):
+                    detail[key] = detail.get(key, "") + value
+                elif value not in (None, ""):
+                    detail[key] = value
 
     def _add_fragment(self, fragment: Any) -> None:
         index = fragment.index if fragment.index is not None else len(self.calls)
@@ -282,6 +327,9 @@ class _ChunkReader:
         if self.finish_reason is None:
             raise cut_error(name)
         events: list[StreamEvent] = [
+            ThinkingDelta("", raw=detail) for _, detail in sorted(self.details.items())
+        ]
+        events += [
             ToolCallReady(
                 ToolCallPart(
                     id=c["id"] or f"call_{index}",
