@@ -100,7 +100,6 @@ async def test_ollama_gets_its_thinking_back(client, workspace, fake_llm) -> Non
 
 
 @pytest.mark.parametrize("model", ["kimi-k2.5", "kimi-k2-thinking"])
-@issue(2, "temperature 0.7 for every model")
 async def test_moonshot_thinking_models_get_temperature_one(
     client, workspace, fake_llm, model
 ) -> None:

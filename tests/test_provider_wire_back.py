@@ -224,7 +224,6 @@ def test_reply_parts_split_on_signatures_and_kinds() -> None:
 
 
 @pytest.mark.parametrize("model", ["kimi-k2.5", "kimi-k2.6", "kimi-k3", "kimi-k2-thinking"])
-@issue(2, "temperature 0.7 for every model")
 def test_kimi_thinking_models_take_temperature_one(model) -> None:
     merged = options.resolve("moonshot", model, {"temperature": 0.3})
     request = ModelRequest(model=model, system="", messages=[user("hi")], options=merged)

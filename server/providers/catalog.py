@@ -42,6 +42,8 @@ class ModelEntry:
     vision: bool = True
     price: Price | None = None
     known: bool = True
+    temperature: float | None = None
+    """The only temperature the model takes (None: any)."""
 
     @property
     def thinking(self) -> str:
@@ -83,6 +85,13 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("qwen3-coder-plus", "qwen", 1_000_000, 65_536, vision=False),
     ModelEntry("qwen-vl-max", "qwen", 131_072, 8_192),
     ModelEntry("kimi-k2-0905-preview", "moonshot", 262_144, 16_384, vision=False),
+    ModelEntry("kimi-k3", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
+    ModelEntry("kimi-k2.6", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
+    ModelEntry("kimi-k2.5", "moonshot", 262_144, 32_768, temperature=1.0),
+    ModelEntry("kimi-k2-thinking", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
+    ModelEntry(
+        "kimi-k2-thinking-turbo", "moonshot", 262_144, 32_768, vision=False, temperature=1.0
+    ),
     ModelEntry("moonshot-v1-32k", "moonshot", 32_768, 8_192, vision=False),
     ModelEntry("moonshot-v1-32k-vision-preview", "moonshot", 32_768, 8_192),
     ModelEntry("anthropic/claude-sonnet-4.6", "openrouter", 200_000, 64_000, price=_SONNET),
@@ -145,6 +154,12 @@ def describe(model_id: str, provider: str = "") -> ModelEntry:
         log.debug("model %r is not in the catalogue; using default limits", model_id)
     base = _UNKNOWN_CLAUDE if normalize(model_id).startswith("claude") else _UNKNOWN
     return replace(base, id=model_id, provider=provider)
+
+
+def fixed_temperature(model_id: str) -> float | None:
+    """The one temperature a model accepts (Kimi thinking models refuse any but 1)."""
+    entry = lookup(model_id)
+    return entry.temperature if entry is not None else None
 
 
 def vision_default(provider: str) -> str | None:

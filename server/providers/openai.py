@@ -17,7 +17,7 @@ import anyio
 
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
-from server.providers.catalog import normalize
+from server.providers.catalog import fixed_temperature, normalize
 from server.providers.errors import (
     connection_error,
     cut_error,
@@ -177,6 +177,9 @@ def _options(model: str, options: dict[str, Any]) -> dict[str, Any]:
         for ours, theirs in (("temperature", "temperature"), ("topP", "top_p")):
             if options.get(ours) is not None:
                 out[theirs] = options[ours]
+    fixed = fixed_temperature(model)
+    if fixed is not None and "temperature" in out:
+        out["temperature"] = fixed  # a configured value would be refused
     for ours, theirs in _PASS_THROUGH.items():
         if options.get(ours) is not None:
             out[theirs] = options[ours]

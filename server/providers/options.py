@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from server.providers.catalog import normalize
+from server.providers.catalog import fixed_temperature, normalize
 
 SKILL_STATE_KEY = "providerOptions"
 """Tool-context state key where active skills deep-merge their `providerOptions`."""
@@ -66,6 +66,8 @@ def infer(model_id: str) -> dict[str, Any]:
         out["maxTokens"] = 4096
     if model.startswith("deepseek-reasoner"):
         out["maxTokens"] = 8192
+    if (temperature := fixed_temperature(model_id or "")) is not None:
+        out["temperature"] = temperature
     return out
 
 
