@@ -111,8 +111,8 @@ async def test_moonshot_thinking_models_get_temperature_one(
 @pytest.mark.parametrize(
     ("model", "effort"),
     [
-        pytest.param("claude-opus-4-6", "max", marks=issue(3, "xhigh for every model")),
-        pytest.param("claude-sonnet-4-6", "max", marks=issue(3, "xhigh for every model")),
+        ("claude-opus-4-6", "max"),
+        ("claude-sonnet-4-6", "max"),
         ("claude-opus-4-7", "xhigh"),
     ],
 )

@@ -238,8 +238,8 @@ def test_other_moonshot_models_keep_the_default_temperature() -> None:
 @pytest.mark.parametrize(
     ("model", "level", "effort"),
     [
-        pytest.param("claude-opus-4-6", "ultra", "max", marks=issue(3, "xhigh for every model")),
-        pytest.param("claude-sonnet-4-6", "ultra", "max", marks=issue(3, "xhigh for all")),
+        ("claude-opus-4-6", "ultra", "max"),
+        ("claude-sonnet-4-6", "ultra", "max"),
         ("claude-opus-4-7", "ultra", "xhigh"),
         ("claude-opus-4-8", "ultra", "xhigh"),
         ("claude-opus-4-6", "hard", "high"),

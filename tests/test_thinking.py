@@ -50,7 +50,7 @@ def test_family(model: str, expected: str) -> None:
 )
 def test_adaptive_effort(level, effort) -> None:
     fields = thinking.options(
-        "anthropic", "claude-opus-4-6", ThinkingRequest(level, budget=5000), max_tokens=16384
+        "anthropic", "claude-opus-4-7", ThinkingRequest(level, budget=5000), max_tokens=16384
     )
     assert fields == {
         "thinking": {"type": "adaptive"},

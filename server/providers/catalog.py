@@ -44,6 +44,8 @@ class ModelEntry:
     known: bool = True
     temperature: float | None = None
     """The only temperature the model takes (None: any)."""
+    efforts: tuple[str, ...] = ()
+    """The `output_config.effort` levels an adaptive-thinking model takes."""
 
     @property
     def thinking(self) -> str:
@@ -55,14 +57,16 @@ class ModelEntry:
 
 _OPUS_NEW, _OPUS_OLD = _claude(5, 25), _claude(15, 75)
 _SONNET, _HAIKU = _claude(3, 15), _claude(1, 5)
+_MAX = ("low", "medium", "high", "max")
+_XHIGH = ("low", "medium", "high", "xhigh", "max")
 
 CATALOG: tuple[ModelEntry, ...] = (
-    ModelEntry("claude-opus-4-8", "anthropic", 200_000, 64_000, price=_OPUS_NEW),
-    ModelEntry("claude-opus-4-7", "anthropic", 200_000, 64_000, price=_OPUS_NEW),
-    ModelEntry("claude-opus-4-6", "anthropic", 200_000, 64_000, price=_OPUS_NEW),
+    ModelEntry("claude-opus-4-8", "anthropic", 200_000, 64_000, price=_OPUS_NEW, efforts=_XHIGH),
+    ModelEntry("claude-opus-4-7", "anthropic", 200_000, 64_000, price=_OPUS_NEW, efforts=_XHIGH),
+    ModelEntry("claude-opus-4-6", "anthropic", 200_000, 64_000, price=_OPUS_NEW, efforts=_MAX),
     ModelEntry("claude-opus-4-5", "anthropic", 200_000, 64_000, price=_OPUS_NEW),
     ModelEntry("claude-opus-4-1", "anthropic", 200_000, 32_000, price=_OPUS_OLD),
-    ModelEntry("claude-sonnet-4-6", "anthropic", 200_000, 64_000, price=_SONNET),
+    ModelEntry("claude-sonnet-4-6", "anthropic", 200_000, 64_000, price=_SONNET, efforts=_MAX),
     ModelEntry("claude-sonnet-4-5", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-sonnet-4-0", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-haiku-4-5", "anthropic", 200_000, 64_000, price=_HAIKU),
@@ -94,7 +98,9 @@ CATALOG: tuple[ModelEntry, ...] = (
     ),
     ModelEntry("moonshot-v1-32k", "moonshot", 32_768, 8_192, vision=False),
     ModelEntry("moonshot-v1-32k-vision-preview", "moonshot", 32_768, 8_192),
-    ModelEntry("anthropic/claude-sonnet-4.6", "openrouter", 200_000, 64_000, price=_SONNET),
+    ModelEntry(
+        "anthropic/claude-sonnet-4.6", "openrouter", 200_000, 64_000, price=_SONNET, efforts=_MAX
+    ),
     ModelEntry("openai/gpt-5.5", "openrouter", 400_000, 128_000),
     ModelEntry("deepseek/deepseek-chat", "openrouter", 128_000, 8_192, vision=False),
     ModelEntry("llama3.2", "ollama", 131_072, 4_096, vision=False),
@@ -160,6 +166,13 @@ def fixed_temperature(model_id: str) -> float | None:
     """The one temperature a model accepts (Kimi thinking models refuse any but 1)."""
     entry = lookup(model_id)
     return entry.temperature if entry is not None else None
+
+
+def efforts(model_id: str) -> tuple[str, ...]:
+    """Effort levels the model takes; an adaptive model the catalogue does not list is assumed
+    to take low, medium, high and max (xhigh is newer than max)."""
+    entry = lookup(model_id)
+    return entry.efforts if entry is not None and entry.efforts else _MAX
 
 
 def vision_default(provider: str) -> str | None:

@@ -20,13 +20,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.providers.catalog import normalize
+from server.providers.catalog import efforts, normalize
 
 Level = Literal["think", "hard", "ultra"] | bool
 Family = Literal["adaptive", "legacy", "none"]
 
 LEVELS = ("think", "hard", "ultra")
-EFFORT = {"think": "medium", "hard": "high", "ultra": "xhigh"}
+# The first level the model takes wins: opus 4.6 and sonnet 4.6 have no xhigh, only max.
+EFFORT = {"think": ("medium",), "hard": ("high",), "ultra": ("xhigh", "max", "high")}
 BARE_EFFORT = "high"
 DEFAULT_BUDGET = 8000
 MIN_BUDGET = 1024
@@ -107,12 +108,18 @@ def options(
         return {}
     kind = family(model_id)
     if kind == "adaptive":
-        effort = BARE_EFFORT if request.level is True else EFFORT[str(request.level)]
+        effort = _effort(model_id, request.level)
         return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}} | _NO_TEMP
     if kind == "legacy":
         tokens = budget(request, max_tokens)
         return {"thinking": {"type": "enabled", "budget_tokens": tokens}} | _NO_TEMP
     return {}
+
+
+def _effort(model_id: str, level: Level | None) -> str:
+    wanted = (BARE_EFFORT,) if level is True else EFFORT[str(level)]
+    supported = efforts(model_id)
+    return next((e for e in wanted if e in supported), BARE_EFFORT)
 
 
 def budget(request: ThinkingRequest, max_tokens: int | None) -> int:
