@@ -132,7 +132,6 @@ REDACTED = {
 }
 
 
-@issue(4, "redacted_thinking is dropped")
 async def test_redacted_thinking_goes_back_verbatim(client, workspace, fake_llm) -> None:
     fake_llm.script(
         Reply(
@@ -155,7 +154,6 @@ async def test_redacted_thinking_goes_back_verbatim(client, workspace, fake_llm)
     assert assistant["content"][1] == REDACTED
 
 
-@issue(6, "blocks are reordered")
 async def test_adaptive_blocks_go_back_in_the_order_received(client, workspace, fake_llm) -> None:
     fake_llm.script(
         Reply(

@@ -143,9 +143,9 @@ async def test_history_is_converted_exactly(server: FakeModelServer) -> None:
         Message(
             "assistant",
             [
-                TextPart("Looking."),
                 ThinkingPart("unsigned, dropped"),
                 ThinkingPart("I should read both", signature="sig_abc"),
+                TextPart("Looking."),
                 ToolCallPart("toolu_a", "read", {"path": "a.py"}),
                 ToolCallPart("toolu_b", "read", {"path": "b.py"}),
             ],

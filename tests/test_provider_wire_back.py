@@ -162,7 +162,6 @@ def test_ollama_writes_thinking_back() -> None:
 # -- 4 and 6. Anthropic blocks verbatim and in order -------------------------------------------
 
 
-@issue(4, "redacted_thinking is dropped")
 async def test_redacted_thinking_is_kept_and_returned(server: FakeModelServer) -> None:
     server.script(
         Reply(
@@ -182,7 +181,6 @@ async def test_redacted_thinking_is_kept_and_returned(server: FakeModelServer) -
     ]
 
 
-@issue(6, "blocks are reordered")
 def test_anthropic_blocks_keep_their_order() -> None:
     message = Message(
         "assistant",

@@ -48,6 +48,7 @@ from server.providers.messages import (
 KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 8192
 _CACHE = {"type": "ephemeral"}
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _STOP: dict[str, Any] = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
@@ -207,23 +208,30 @@ def _mark_cache(converted: list[tuple[str, list[dict[str, Any]]]], end: int) -> 
     """Mark the last cacheable block at or before message `end - 1` (thinking cannot be)."""
     for _, blocks in reversed(converted[:end]):
         for block in reversed(blocks):
-            if block["type"] != "thinking":
+            if block["type"] not in _THINKING_BLOCKS:
                 block["cache_control"] = _CACHE
                 return
 
 
 def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
-    thinking = [
-        {"type": "thinking", "thinking": p.text, "signature": p.signature}
-        for p in message.parts
-        if isinstance(p, ThinkingPart) and p.signature
-    ]
-    text = [_user_block(p) for p in message.parts if isinstance(p, TextPart) and p.text]
-    calls = [
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
-        for c in message.tool_calls
-    ]
-    return thinking + text + calls
+    """The reply's blocks in the order they came; the API refuses thinking blocks of the latest
+    reply that were dropped, moved or changed."""
+    blocks = [_assistant_block(p) for p in message.parts]
+    return [b for b in blocks if b is not None]
+
+
+def _assistant_block(part: Part) -> dict[str, Any] | None:
+    if isinstance(part, ThinkingPart):
+        if part.raw is not None:
+            return dict(part.raw) if part.raw.get("type") in _THINKING_BLOCKS else None
+        if not part.signature:
+            return None  # unsigned thinking (another provider's) cannot be sent
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    if isinstance(part, TextPart):
+        return _user_block(part) if part.text else None
+    if isinstance(part, ToolCallPart):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+    return None
 
 
 def _user_blocks(message: Message) -> list[dict[str, Any]]:
@@ -289,6 +297,8 @@ class _EventReader:
             if block.type == "tool_use":
                 start = json.dumps(block.input) if block.input else ""
                 self.tools[event.index] = (block.id, block.name, [start] if start else [])
+            elif block.type == "redacted_thinking":
+                return [ThinkingDelta("", raw={"type": block.type, "data": block.data})]
         elif event.type == "content_block_delta":
             return self._delta(event.index, event.delta)
         elif event.type == "content_block_stop" and event.index in self.tools:

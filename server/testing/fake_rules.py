@@ -121,7 +121,8 @@ class Rules:
             sent = self._anthropic_sent.get(ids[0]) if ids else None
         if sent is None:
             return None
-        if content and content[0].get("type") not in ("thinking", "redacted_thinking"):
+        thinking_first = sent[0]["type"] in ("thinking", "redacted_thinking")
+        if thinking_first and content and content[0].get("type") != sent[0]["type"]:
             return 400, _anthropic_error(
                 f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, "
                 f"but found `{content[0].get('type')}`. When `thinking` is enabled, a final "
