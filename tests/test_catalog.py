@@ -45,7 +45,7 @@ def test_known_entry_fields() -> None:
     )
     assert entry.vision and entry.known and entry.thinking == "adaptive"
     assert describe("claude-sonnet-4-5").thinking == "legacy"
-    assert describe("claude-haiku-4-5").thinking == "none"
+    assert describe("claude-haiku-4-5").thinking == "legacy"
     assert describe("deepseek-chat").vision is False
     assert describe("o3-mini").vision is False
 

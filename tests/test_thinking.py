@@ -33,7 +33,7 @@ from server.providers.thinking import ThinkingRequest, choose, family, parse_bud
         ("claude-3-7-sonnet-latest", "legacy"),
         ("claude-3-5-sonnet-20241022", "legacy"),
         ("claude-3-opus-20240229", "legacy"),
-        ("claude-haiku-4-5", "none"),
+        ("claude-haiku-4-5", "legacy"),
         ("claude-3-5-haiku-20241022", "none"),
         ("gpt-5.5", "none"),
         ("deepseek-reasoner", "none"),
@@ -87,7 +87,7 @@ def test_legacy_budget(budget, max_tokens, expected) -> None:
 @pytest.mark.parametrize(
     ("wire", "model", "request_"),
     [
-        ("anthropic", "claude-haiku-4-5", ThinkingRequest("ultra")),
+        ("anthropic", "claude-3-5-haiku-20241022", ThinkingRequest("ultra")),
         ("anthropic", "some-unknown-model", ThinkingRequest(True)),
         ("openai", "o3", ThinkingRequest("hard")),
         ("openai", "anthropic/claude-opus-4.6", ThinkingRequest("hard")),

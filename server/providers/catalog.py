@@ -46,6 +46,9 @@ class ModelEntry:
     """The only temperature the model takes (None: any)."""
     efforts: tuple[str, ...] = ()
     """The `output_config.effort` levels an adaptive-thinking model takes."""
+    reasons: bool = False
+    """Thinks on its own, with no switch to turn on (o-series, gpt-5, DeepSeek reasoner, Kimi
+    thinking models)."""
 
     @property
     def thinking(self) -> str:
@@ -70,17 +73,29 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("claude-sonnet-4-5", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-sonnet-4-0", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-haiku-4-5", "anthropic", 200_000, 64_000, price=_HAIKU),
-    ModelEntry("gpt-5.5", "openai", 400_000, 128_000),
-    ModelEntry("gpt-5.4-mini", "openai", 400_000, 128_000),
-    ModelEntry("gpt-5", "openai", 400_000, 128_000, price=_price(1.25, 10, 0.125)),
-    ModelEntry("gpt-5-mini", "openai", 400_000, 128_000, price=_price(0.25, 2, 0.025)),
+    ModelEntry("gpt-5.5", "openai", 400_000, 128_000, reasons=True),
+    ModelEntry("gpt-5.4-mini", "openai", 400_000, 128_000, reasons=True),
+    ModelEntry("gpt-5", "openai", 400_000, 128_000, price=_price(1.25, 10, 0.125), reasons=True),
+    ModelEntry(
+        "gpt-5-mini", "openai", 400_000, 128_000, price=_price(0.25, 2, 0.025), reasons=True
+    ),
     ModelEntry("gpt-4.1", "openai", 1_047_576, 32_768, price=_price(2, 8, 0.5)),
     ModelEntry("gpt-4o", "openai", 128_000, 16_384, price=_price(2.5, 10, 1.25)),
-    ModelEntry("o3", "openai", 200_000, 100_000, price=_price(2, 8, 0.5)),
-    ModelEntry("o3-mini", "openai", 200_000, 100_000, vision=False, price=_price(1.1, 4.4)),
-    ModelEntry("o4-mini", "openai", 200_000, 100_000, price=_price(1.1, 4.4, 0.275)),
+    ModelEntry("o3", "openai", 200_000, 100_000, price=_price(2, 8, 0.5), reasons=True),
+    ModelEntry(
+        "o3-mini", "openai", 200_000, 100_000, vision=False, price=_price(1.1, 4.4), reasons=True
+    ),
+    ModelEntry("o4-mini", "openai", 200_000, 100_000, price=_price(1.1, 4.4, 0.275), reasons=True),
     ModelEntry("deepseek-chat", "deepseek", 128_000, 8_192, False, _price(0.28, 0.42, 0.028)),
-    ModelEntry("deepseek-reasoner", "deepseek", 128_000, 64_000, False, _price(0.28, 0.42, 0.028)),
+    ModelEntry(
+        "deepseek-reasoner",
+        "deepseek",
+        128_000,
+        64_000,
+        False,
+        _price(0.28, 0.42, 0.028),
+        reasons=True,
+    ),
     ModelEntry("doubao-seed-1-6-250615", "volcengine", 256_000, 32_768),
     ModelEntry("doubao-1-5-pro-32k-250115", "volcengine", 32_768, 12_288, vision=False),
     ModelEntry("doubao-seed-1-6-vision-250815", "volcengine", 256_000, 32_768),
@@ -89,10 +104,14 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("qwen3-coder-plus", "qwen", 1_000_000, 65_536, vision=False),
     ModelEntry("qwen-vl-max", "qwen", 131_072, 8_192),
     ModelEntry("kimi-k2-0905-preview", "moonshot", 262_144, 16_384, vision=False),
-    ModelEntry("kimi-k3", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
-    ModelEntry("kimi-k2.6", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
-    ModelEntry("kimi-k2.5", "moonshot", 262_144, 32_768, temperature=1.0),
-    ModelEntry("kimi-k2-thinking", "moonshot", 262_144, 32_768, vision=False, temperature=1.0),
+    ModelEntry("kimi-k3", "moonshot", 262_144, 32_768, vision=False, temperature=1.0, reasons=True),
+    ModelEntry(
+        "kimi-k2.6", "moonshot", 262_144, 32_768, vision=False, temperature=1.0, reasons=True
+    ),
+    ModelEntry("kimi-k2.5", "moonshot", 262_144, 32_768, temperature=1.0, reasons=True),
+    ModelEntry(
+        "kimi-k2-thinking", "moonshot", 262_144, 32_768, vision=False, temperature=1.0, reasons=True
+    ),
     ModelEntry(
         "kimi-k2-thinking-turbo", "moonshot", 262_144, 32_768, vision=False, temperature=1.0
     ),
@@ -101,7 +120,7 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry(
         "anthropic/claude-sonnet-4.6", "openrouter", 200_000, 64_000, price=_SONNET, efforts=_MAX
     ),
-    ModelEntry("openai/gpt-5.5", "openrouter", 400_000, 128_000),
+    ModelEntry("openai/gpt-5.5", "openrouter", 400_000, 128_000, reasons=True),
     ModelEntry("deepseek/deepseek-chat", "openrouter", 128_000, 8_192, vision=False),
     ModelEntry("llama3.2", "ollama", 131_072, 4_096, vision=False),
     ModelEntry("qwen2.5-coder", "ollama", 32_768, 4_096, vision=False),
@@ -160,6 +179,11 @@ def describe(model_id: str, provider: str = "") -> ModelEntry:
         log.debug("model %r is not in the catalogue; using default limits", model_id)
     base = _UNKNOWN_CLAUDE if normalize(model_id).startswith("claude") else _UNKNOWN
     return replace(base, id=model_id, provider=provider)
+
+
+def reasons(model_id: str) -> bool:
+    entry = lookup(model_id)
+    return entry is not None and entry.reasons
 
 
 def fixed_temperature(model_id: str) -> float | None:

@@ -5,9 +5,11 @@ level is given, or when only a budget is. Only the Anthropic wire takes thinking
 
 - adaptive models (opus 4.6 and later, sonnet 4.6 and later) get
   `thinking: {type: adaptive}` and `output_config: {effort}`;
-- legacy models (sonnet 3.x/4.0/4.5, opus 3/4.0/4.1/4.5) get
+- legacy models (sonnet 3.x/4.0/4.5, opus 3/4.0/4.1/4.5, haiku 4.5) get
   `thinking: {type: enabled, budget_tokens}`;
-- everything else (haiku, unknown ids, other wires) gets nothing.
+- everything else (haiku 3.x, unknown ids, other wires) gets nothing; when thinking was asked
+  for a model that neither takes it nor thinks on its own, a warning says so once (stderr and
+  the log file).
 
 Temperature is always removed when thinking is on.
 """
@@ -15,12 +17,15 @@ Temperature is always removed when thinking is on.
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.providers.catalog import efforts, normalize
+from server.providers.catalog import efforts, normalize, reasons
+
+log = logging.getLogger(__name__)
 
 Level = Literal["think", "hard", "ultra"] | bool
 Family = Literal["adaptive", "legacy", "none"]
@@ -61,7 +66,7 @@ def family(model_id: str) -> Family:
         major, minor, name = int(match[1]), int(match[2] or 0), match[3]
     else:
         return "none"
-    if name == "haiku":
+    if name == "haiku" and (major, minor) < (4, 5):
         return "none"
     return "adaptive" if (major, minor) >= (4, 6) else "legacy"
 
@@ -104,16 +109,32 @@ def options(
     wire: str, model_id: str, request: ThinkingRequest, *, max_tokens: int | None
 ) -> dict[str, Any]:
     """The option layer thinking adds (an empty dict when it adds nothing)."""
-    if not request.enabled or wire != "anthropic":
+    if not request.enabled:
         return {}
-    kind = family(model_id)
+    kind = family(model_id) if wire == "anthropic" else "none"
     if kind == "adaptive":
         effort = _effort(model_id, request.level)
         return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}} | _NO_TEMP
     if kind == "legacy":
         tokens = budget(request, max_tokens)
         return {"thinking": {"type": "enabled", "budget_tokens": tokens}} | _NO_TEMP
+    _notice_cannot_think(wire, model_id)
     return {}
+
+
+_noticed: set[tuple[str, str]] = set()
+
+
+def _notice_cannot_think(wire: str, model_id: str) -> None:
+    if reasons(model_id) or (wire, model_id) in _noticed:
+        return
+    _noticed.add((wire, model_id))
+    log.warning(
+        "thinking was asked for, but %s cannot think on request through the %s API; "
+        "it answers without thinking",
+        model_id,
+        wire,
+    )
 
 
 def _effort(model_id: str, level: Level | None) -> str:
