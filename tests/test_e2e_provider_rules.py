@@ -198,7 +198,6 @@ async def test_thinking_a_model_cannot_do_is_said_on_stderr(client, workspace, f
     assert "deepseek-chat cannot think on request" in logged
 
 
-@issue(7, "error.metadata.raw is dropped")
 async def test_openrouter_error_shows_the_upstream_reason(client, workspace, fake_llm) -> None:
     raw = json.dumps({"error": {"message": "Rate limit reached for kimi-k2 on this key"}})
     metadata = {"raw": raw, "provider_name": "Moonshot AI"}
@@ -213,7 +212,6 @@ async def test_openrouter_error_shows_the_upstream_reason(client, workspace, fak
     assert "Moonshot AI" in result["error"]
 
 
-@issue(7, "an error after length fails the turn")
 async def test_openrouter_error_after_length_is_a_max_tokens_stop(
     client, workspace, fake_llm
 ) -> None:

@@ -290,7 +290,6 @@ def test_output_caps_come_from_the_catalogue(model, least) -> None:
 # -- 7. errors ---------------------------------------------------------------------------------
 
 
-@issue(7, "error.metadata.raw is dropped")
 def test_openrouter_error_names_the_upstream_reason() -> None:
     raw = json.dumps({"error": {"message": "Rate limit reached for kimi-k2"}})
     body = {
@@ -306,7 +305,6 @@ def test_openrouter_error_names_the_upstream_reason() -> None:
     )
 
 
-@issue(7, "an error after length fails the turn")
 async def test_error_after_length_finishes_with_max_tokens(server: FakeModelServer) -> None:
     server.script(
         Reply(

@@ -6,6 +6,7 @@ imports an SDK.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -24,7 +25,31 @@ def is_retryable_status(status: int) -> bool:
 
 
 def server_message(body: object) -> str | None:
-    """The human message in an error body: `{"error": {"message"}}`, `{"message"}` or text."""
+    """The human message in an error body: `{"error": {"message"}}`, `{"message"}` or text,
+    followed by the upstream reason an OpenRouter error carries in `metadata.raw`."""
+    message = _own_message(body)
+    upstream = _upstream(body)
+    if message and upstream and upstream not in message:
+        return f"{message} ({upstream})"
+    return message or upstream
+
+
+def _upstream(body: object) -> str | None:
+    """`metadata: {raw, provider_name}`; raw is the upstream's own error body, often JSON."""
+    inner: Any = body.get("error", body) if isinstance(body, Mapping) else None
+    metadata = inner.get("metadata") if isinstance(inner, Mapping) else None
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("raw"), str):
+        return None
+    raw: Any = metadata["raw"]
+    try:
+        raw = _own_message(json.loads(raw)) or raw
+    except ValueError:
+        pass
+    name = metadata.get("provider_name")
+    return f"{name}: {raw}" if isinstance(name, str) and name else str(raw)
+
+
+def _own_message(body: object) -> str | None:
     if isinstance(body, Mapping):
         inner: Any = body.get("error")
         if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):

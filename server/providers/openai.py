@@ -110,9 +110,17 @@ class OpenAIProvider:
             stream = await self._client.chat.completions.create(**params)
             try:
                 reader = _ChunkReader()
-                async for chunk in stream:
-                    for event in reader.feed(chunk):
-                        yield event
+                try:
+                    async for chunk in stream:
+                        for event in reader.feed(chunk):
+                            yield event
+                except self._sdk.APIError as exc:
+                    # OpenRouter may send an error after `finish_reason: length`: the reply
+                    # is complete up to max_tokens, so it ends as a max_tokens stop.
+                    if reader.finish_reason != "length" or isinstance(
+                        exc, self._sdk.APIStatusError
+                    ):
+                        raise
                 for event in reader.finish(self.name):
                     yield event
             finally:

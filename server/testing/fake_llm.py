@@ -422,11 +422,11 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
         "prompt_tokens_details": {"cached_tokens": cached},
     }
     if reply.stream_error:
-        if reply.stop_reason:
-            yield chunk({}, _TO_OPENAI.get(reply.stop_reason, reply.stop_reason))
+        if reply.stop_reason:  # OpenRouter's last chunk: the finish reason with the usage
+            finish = json.loads(chunk({}, _TO_OPENAI.get(reply.stop_reason, reply.stop_reason))[6:])
+            yield f"data: {json.dumps(finish | {'usage': usage})}\n\n"
         error = {"message": reply.stream_error, "type": "server_error", "code": None}
-        extra = {"usage": usage} if reply.stop_reason else {}
-        yield f"data: {json.dumps({'error': error, **extra})}\n\n"
+        yield f"data: {json.dumps({'error': error})}\n\n"
         return
     default = "tool_calls" if reply.tool_calls else "stop"
     stop = reply.stop_reason or default
