@@ -233,7 +233,6 @@ async def test_openrouter_error_after_length_is_a_max_tokens_stop(
     assert len(fake_llm.requests) == 1, "a finished reply is not retried"
 
 
-@issue(8, "ids restart at call_1")
 async def test_ollama_tool_call_ids_are_unique_across_model_calls(
     client, workspace, fake_llm
 ) -> None:

@@ -98,10 +98,12 @@ async def test_tool_calls_and_thinking(server: FakeModelServer) -> None:
     events = await collect(server, ask(tools=[READ]))
 
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "Need both files"
-    assert [e for e in events if isinstance(e, ToolCallReady)] == [
-        ToolCallReady(ToolCallPart("call_1", "read", {"path": "a.py"})),
-        ToolCallReady(ToolCallPart("call_2", "read", {"path": "b.py"})),
+    calls = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("read", {"path": "a.py"}),
+        ("read", {"path": "b.py"}),
     ]
+    assert len({c.id for c in calls}) == 2 and all(c.id.startswith("call_") for c in calls)
     assert events[-1].reason == "tool_use"
     assert server.requests[0].body["tools"] == [
         {

@@ -322,7 +322,6 @@ async def test_error_after_length_finishes_with_max_tokens(server: FakeModelServ
 # -- 8. ids ------------------------------------------------------------------------------------
 
 
-@issue(8, "ids restart at call_1")
 async def test_ollama_ids_differ_across_calls(server: FakeModelServer) -> None:
     server.script(
         Reply(tool_calls=[FakeToolCall("a", {}), FakeToolCall("b", {})]),

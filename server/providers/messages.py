@@ -6,6 +6,7 @@ boundary and stream back `StreamEvent`s.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,6 +51,12 @@ class ToolCallPart:
     name: str
     arguments: dict[str, Any]
     kind: Literal["tool_call"] = "tool_call"
+
+
+def fresh_call_id() -> str:
+    """An id for a tool call the provider sent without one (older Ollama versions): unique in
+    the session, as a counter per model call is not."""
+    return f"call_{uuid.uuid4().hex[:16]}"
 
 
 @dataclass

@@ -34,6 +34,7 @@ from server.providers.messages import (
     ToolCallReady,
     ToolResultPart,
     Usage,
+    fresh_call_id,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
@@ -221,7 +222,7 @@ class _LineReader:
             from server.providers.openai import parse_arguments
 
             arguments = parse_arguments(arguments)
-        call_id = call.get("id") or f"call_{self.calls}"
+        call_id = call.get("id") or fresh_call_id()
         return ToolCallPart(call_id, function.get("name", ""), arguments)
 
     def finish(self) -> Finish:

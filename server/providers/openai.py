@@ -42,6 +42,7 @@ from server.providers.messages import (
     ToolResultPart,
     ToolSpec,
     Usage,
+    fresh_call_id,
 )
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -343,7 +344,7 @@ class _ChunkReader:
         events += [
             ToolCallReady(
                 ToolCallPart(
-                    id=c["id"] or f"call_{index}",
+                    id=c["id"] or fresh_call_id(),
                     name=c["name"],
                     arguments=parse_arguments(c["arguments"]),
                 )
