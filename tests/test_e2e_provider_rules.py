@@ -248,7 +248,6 @@ async def test_ollama_tool_call_ids_are_unique_across_model_calls(
     assert len(ids) == 2 and len(set(ids)) == 2
 
 
-@issue(9, "text is sent before images")
 async def test_image_then_text_keeps_the_users_order(client, workspace, fake_llm) -> None:
     fake_llm.script(Reply(text="A picture."))
     session_id = await open_session(client, workspace, fake_llm, "openai", model="gpt-4.1")

@@ -46,6 +46,8 @@ class TurnInput:
     turn_id: str
     text: str
     images: list[ImagePart] = field(default_factory=list)
+    images_first: bool = False
+    """The prompt opened with an image: the model gets the images before the text."""
     model: str | None = None
     think: str | bool | None = None
     thinking_budget: int | None = None

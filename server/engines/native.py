@@ -38,7 +38,7 @@ from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names
 from server.providers import catalog, images, options, thinking
 from server.providers.base import Provider, ProviderSettings
-from server.providers.messages import Message, ModelRequest, StreamEvent, TextPart, ToolSpec, Usage
+from server.providers.messages import Message, ModelRequest, StreamEvent, ToolSpec, Usage
 from server.providers.registry import (
     ProviderConfigError,
     create_provider,
@@ -322,8 +322,7 @@ class NativeEngine:
         if expanded:
             text, skill = expanded
             activate(skill, handle.tool_ctx.state)
-        parts: list = [TextPart(text)] if text else []
-        parts.extend(pictures)
+        parts = images.message_parts(text, pictures, images_first=turn.images_first)
         try:
             return await run_turn(handle, Message("user", parts), sink)
         finally:

@@ -172,6 +172,16 @@ def collect(
     return text, parts
 
 
+def message_parts(
+    text: str, pictures: list[ImagePart], *, images_first: bool = False
+) -> list[Part]:
+    """A user message's parts in the order the user gave them: text then images, or the
+    images first when the prompt opened with one."""
+    written: list[Part] = [TextPart(text)] if text else []
+    shown: list[Part] = list(pictures)
+    return shown + written if images_first else written + shown
+
+
 # -- wire shapes ---------------------------------------------------------------------------------
 
 

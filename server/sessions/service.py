@@ -421,6 +421,7 @@ def to_turn_input(turn_id: str, params: PromptParams) -> TurnInput:
         turn_id=turn_id,
         text="\n".join(texts),
         images=images,
+        images_first=bool(params.prompt) and isinstance(params.prompt[0], ImageContent),
         model=options.model if options else None,
         think=options.think if options else None,
         thinking_budget=options.thinking_budget if options else None,
