@@ -249,9 +249,7 @@ class Editor:
         )
 
 
-async def test_jsonrpc_session_load_takes_the_clients_servers_again(
-    tmp_path, workspace, fake_llm
-):
+async def test_jsonrpc_session_load_takes_the_clients_servers_again(tmp_path, workspace, fake_llm):
     state = tmp_path / "state"
     state.mkdir()
     configure(tmp_path, workspace, fake_llm, {})

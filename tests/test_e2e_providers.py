@@ -296,8 +296,8 @@ async def test_anthropic_legacy_thinking_from_config(client, workspace, fake_llm
     await prompt(client, session_id, "now quickly", think=False)
     first, second = (r.body for r in fake_llm.requests)
 
-    assert first["thinking"] == {"type": "enabled", "budget_tokens": 4096}
-    assert first["max_tokens"] == 8192 and "output_config" not in first
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 20000}
+    assert first["max_tokens"] == 20000 + 8192 and "output_config" not in first
     assert "thinking" not in second
 
 
@@ -307,10 +307,10 @@ async def test_anthropic_legacy_thinking_from_config(client, workspace, fake_llm
         (
             "openai",
             "o3",
-            {"reasoning_effort": "medium", "max_completion_tokens": 4096},
+            {"reasoning_effort": "medium", "max_completion_tokens": 32768},
             ["temperature", "max_tokens", "thinking"],
         ),
-        ("deepseek", "deepseek-reasoner", {"max_tokens": 8192}, ["thinking", "reasoning_effort"]),
+        ("deepseek", "deepseek-reasoner", {"max_tokens": 32768}, ["thinking", "reasoning_effort"]),
         ("ollama", "qwen3:8b", {"options": {"num_predict": 4096, "temperature": 0.7}}, ["think"]),
     ],
 )

@@ -69,9 +69,14 @@ def test_defaults(provider: str, expected: dict) -> None:
     ("model", "expected"),
     [
         ("o1", {"temperature": None, "reasoning": {"effort": "medium"}}),
-        ("o3-mini", {"temperature": None, "reasoning": {"effort": "medium"}}),
-        ("openai/o4-mini", {"temperature": None, "reasoning": {"effort": "medium"}}),
-        ("O3", {"temperature": None, "reasoning": {"effort": "medium"}}),
+        ("o3-mini", {"temperature": None, "reasoning": {"effort": "medium"}, "maxTokens": 32768}),
+        (
+            "openai/o4-mini",
+            {"temperature": None, "reasoning": {"effort": "medium"}, "maxTokens": 32768},
+        ),
+        ("O3", {"temperature": None, "reasoning": {"effort": "medium"}, "maxTokens": 32768}),
+        ("gpt-5", {"maxTokens": 32768}),
+        ("kimi-k2.5", {"maxTokens": 32768, "temperature": 1.0}),
         ("gpt-4o", {}),
         ("o5", {}),
         ("claude-opus-4-6", {"maxTokens": 16384}),
@@ -80,7 +85,7 @@ def test_defaults(provider: str, expected: dict) -> None:
         ("claude-3-opus-20240229", {}),
         ("claude-haiku-4-5", {"maxTokens": 4096}),
         ("claude-3-5-haiku-latest", {"maxTokens": 4096}),
-        ("deepseek-reasoner", {"maxTokens": 8192}),
+        ("deepseek-reasoner", {"maxTokens": 32768}),
         ("deepseek-chat", {}),
         ("claude-sonnet-4-6", {}),
         ("", {}),
@@ -104,14 +109,14 @@ def test_three_layers() -> None:
         "temperature": 0.2,
     }
     assert resolve("openai", "o3", {"reasoning": {"effort": "high"}}) == {
-        "maxTokens": 4096,
+        "maxTokens": 32768,
         "reasoning": {"effort": "high"},
     }
     assert resolve("openai", "o3", {"temperature": 0.5}, {"maxTokens": None}) == {
         "temperature": 0.5,
         "reasoning": {"effort": "medium"},
     }
-    assert resolve("deepseek", "deepseek-reasoner") == {"maxTokens": 8192, "temperature": 0.7}
+    assert resolve("deepseek", "deepseek-reasoner") == {"maxTokens": 32768, "temperature": 0.7}
 
 
 async def session(tmp_path: Path, llm: dict):

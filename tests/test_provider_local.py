@@ -610,4 +610,6 @@ def test_compaction_counts_against_the_models_trained_window() -> None:
 
     entry = catalog.describe(local_model.DEFAULT_MODEL, "local")
     assert entry.known and entry.context_window == 32_768
-    assert entry.context_window == local_model.KNOWN_MODELS[local_model.DEFAULT_MODEL].context_window
+    assert (
+        entry.context_window == local_model.KNOWN_MODELS[local_model.DEFAULT_MODEL].context_window
+    )

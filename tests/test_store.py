@@ -96,7 +96,8 @@ def test_a_database_not_matching_its_version_is_moved_aside_and_replaced(tmp_pat
     finally:
         store.close()
     [aside] = [
-        p for p in tmp_path.iterdir()
+        p
+        for p in tmp_path.iterdir()
         if ".incompatible-" in p.name and not p.name.endswith(("-wal", "-shm"))
     ]
     assert sqlite3.connect(aside).execute("SELECT body FROM trace").fetchall() == [("kept",)]

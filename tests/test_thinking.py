@@ -61,24 +61,27 @@ def test_adaptive_effort(level, effort) -> None:
 
 
 @pytest.mark.parametrize(
-    ("budget", "max_tokens", "expected"),
+    ("model", "budget", "max_tokens", "expected", "total"),
     [
-        (None, 16384, 8000),
-        (3000, 8192, 3000),
-        (8191, 8192, 8191),
-        (8192, 8192, 4096),
-        (20000, 8192, 4096),
-        (None, 8000, 4000),
-        (None, 1500, 1024),
-        (None, None, 8000),
+        ("claude-sonnet-4-5", None, 16384, 8000, 16384),
+        ("claude-sonnet-4-5", None, 32000, 8000, 32000),
+        ("claude-sonnet-4-5", 3000, 8192, 3000, 11192),
+        ("claude-sonnet-4-5", 20000, 8192, 20000, 28192),
+        ("claude-sonnet-4-5", None, None, 8000, 16192),
+        ("claude-sonnet-4-5", 100000, 8192, 64000 - 8192, 64000),
+        ("claude-opus-4-1", 30000, 16384, 32000 - 8192, 32000),
+        ("claude-3-opus-20240229", None, 4096, 1024, 8192),
     ],
 )
-def test_legacy_budget(budget, max_tokens, expected) -> None:
+def test_legacy_budget_leaves_room_for_the_answer(
+    model, budget, max_tokens, expected, total
+) -> None:
     fields = thinking.options(
-        "anthropic", "claude-sonnet-4-5", ThinkingRequest("hard", budget), max_tokens=max_tokens
+        "anthropic", model, ThinkingRequest("hard", budget), max_tokens=max_tokens
     )
     assert fields == {
         "thinking": {"type": "enabled", "budget_tokens": expected},
+        "maxTokens": total,
         "temperature": None,
         "topP": None,
     }
@@ -182,8 +185,8 @@ async def test_thinking_removes_temperature_from_the_merged_options(tmp_path: Pa
     handle.think = choose("hard", None, handle.llm)
 
     assert handle.call_options() == {
-        "maxTokens": 6000,
-        "thinking": {"type": "enabled", "budget_tokens": 3000},
+        "maxTokens": 8000 + 8192,
+        "thinking": {"type": "enabled", "budget_tokens": 8000},
     }
     assert handle.call_options(thinking_on=False) == {"maxTokens": 6000, "temperature": 0.3}
 

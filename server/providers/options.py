@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from server.providers.catalog import fixed_temperature, normalize
+from server.providers.catalog import describe, fixed_temperature, normalize, reasons
 
 SKILL_STATE_KEY = "providerOptions"
 """Tool-context state key where active skills deep-merge their `providerOptions`."""
 
 ANTHROPIC_DEFAULTS: dict[str, Any] = {"maxTokens": 8192, "temperature": 1.0}
 OPENAI_DEFAULTS: dict[str, Any] = {"maxTokens": 4096, "temperature": 0.7}
+REASONING_MAX_TOKENS = 32_768
+"""Models that think on their own get this much output (or their cap), reasoning included."""
 
 _REASONING_SERIES = re.compile(r"^o[134](?![0-9a-z])")
 
@@ -64,8 +66,8 @@ def infer(model_id: str) -> dict[str, Any]:
         out["maxTokens"] = 16384
     if "haiku" in model:
         out["maxTokens"] = 4096
-    if model.startswith("deepseek-reasoner"):
-        out["maxTokens"] = 8192
+    if reasons(model_id or ""):  # their output cap counts the reasoning too
+        out["maxTokens"] = min(describe(model_id).max_output, REASONING_MAX_TOKENS)
     if (temperature := fixed_temperature(model_id or "")) is not None:
         out["temperature"] = temperature
     return out

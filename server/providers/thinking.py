@@ -6,7 +6,7 @@ level is given, or when only a budget is. Only the Anthropic wire takes thinking
 - adaptive models (opus 4.6 and later, sonnet 4.6 and later) get
   `thinking: {type: adaptive}` and `output_config: {effort}`;
 - legacy models (sonnet 3.x/4.0/4.5, opus 3/4.0/4.1/4.5, haiku 4.5) get
-  `thinking: {type: enabled, budget_tokens}`;
+  `thinking: {type: enabled, budget_tokens}` and a max_tokens that leaves room for the answer;
 - everything else (haiku 3.x, unknown ids, other wires) gets nothing; when thinking was asked
   for a model that neither takes it nor thinks on its own, a warning says so once (stderr and
   the log file).
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.providers.catalog import efforts, normalize, reasons
+from server.providers.catalog import describe, efforts, normalize, reasons
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,7 @@ EFFORT = {"think": ("medium",), "hard": ("high",), "ultra": ("xhigh", "max", "hi
 BARE_EFFORT = "high"
 DEFAULT_BUDGET = 8000
 MIN_BUDGET = 1024
+ANSWER_ROOM = 8192
 
 # claude-opus-4-6, claude-sonnet-4-5-20250929, claude-opus-4-20250514 (a date is not a minor)
 _NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?![0-9])")
@@ -116,8 +117,9 @@ def options(
         effort = _effort(model_id, request.level)
         return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}} | _NO_TEMP
     if kind == "legacy":
-        tokens = budget(request, max_tokens)
-        return {"thinking": {"type": "enabled", "budget_tokens": tokens}} | _NO_TEMP
+        tokens, total = budget(model_id, request, max_tokens)
+        thinking = {"type": "enabled", "budget_tokens": tokens}
+        return {"thinking": thinking, "maxTokens": total} | _NO_TEMP
     _notice_cannot_think(wire, model_id)
     return {}
 
@@ -143,12 +145,14 @@ def _effort(model_id: str, level: Level | None) -> str:
     return next((e for e in wanted if e in supported), BARE_EFFORT)
 
 
-def budget(request: ThinkingRequest, max_tokens: int | None) -> int:
-    """The requested budget or 8000, halved (at least 1024) when it would not fit max_tokens."""
-    chosen = request.budget or DEFAULT_BUDGET
-    if max_tokens is not None and chosen >= max_tokens:
-        chosen = max(MIN_BUDGET, max_tokens // 2)
-    return chosen
+def budget(model_id: str, request: ThinkingRequest, max_tokens: int | None) -> tuple[int, int]:
+    """The thinking budget and the max_tokens around it. max_tokens counts the thinking too, so
+    it grows to leave `ANSWER_ROOM` for the answer, within the model's output cap; a budget the
+    cap cannot hold with that room shrinks (to 1024 at least)."""
+    cap = describe(model_id).max_output
+    chosen = max(MIN_BUDGET, min(request.budget or DEFAULT_BUDGET, cap - ANSWER_ROOM))
+    total = min(cap, max(max_tokens or 0, chosen + ANSWER_ROOM))
+    return chosen, total
 
 
 def add_thinking_flags(parser: argparse.ArgumentParser) -> None:
