@@ -336,7 +336,6 @@ async def test_ollama_ids_differ_across_calls(server: FakeModelServer) -> None:
 # -- 11. dated ids ----------------------------------------------------------------------------
 
 
-@issue(11, "dated ids are unknown")
 @pytest.mark.parametrize(
     ("model", "family"),
     [

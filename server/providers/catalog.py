@@ -69,10 +69,13 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("claude-opus-4-6", "anthropic", 200_000, 64_000, price=_OPUS_NEW, efforts=_MAX),
     ModelEntry("claude-opus-4-5", "anthropic", 200_000, 64_000, price=_OPUS_NEW),
     ModelEntry("claude-opus-4-1", "anthropic", 200_000, 32_000, price=_OPUS_OLD),
+    ModelEntry("claude-opus-4-0", "anthropic", 200_000, 32_000, price=_OPUS_OLD),
     ModelEntry("claude-sonnet-4-6", "anthropic", 200_000, 64_000, price=_SONNET, efforts=_MAX),
     ModelEntry("claude-sonnet-4-5", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-sonnet-4-0", "anthropic", 200_000, 64_000, price=_SONNET),
     ModelEntry("claude-haiku-4-5", "anthropic", 200_000, 64_000, price=_HAIKU),
+    ModelEntry("claude-3-7-sonnet", "anthropic", 200_000, 64_000, price=_SONNET),
+    ModelEntry("claude-3-5-haiku", "anthropic", 200_000, 8_192, price=_claude(0.8, 4)),
     ModelEntry("gpt-5.5", "openai", 400_000, 128_000, reasons=True),
     ModelEntry("gpt-5.4-mini", "openai", 400_000, 128_000, reasons=True),
     ModelEntry("gpt-5", "openai", 400_000, 128_000, price=_price(1.25, 10, 0.125), reasons=True),
@@ -131,6 +134,8 @@ CATALOG: tuple[ModelEntry, ...] = (
     ModelEntry("scripted", "scripted", 100_000, vision=False),
 )
 
+_DATED = re.compile(r"-(?:\d{6,8}|\d{4}-\d{2}-\d{2}|latest)$")
+
 VISION_DEFAULTS = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-5.5",
@@ -157,16 +162,22 @@ def normalize(model_id: str) -> str:
     return model_id.lower().split("/")[-1].split(":")[0].replace(".", "-")
 
 
+_BY_KEY: dict[str, ModelEntry] = {}
+for _entry in CATALOG:
+    _BY_KEY.setdefault(normalize(_entry.id), _entry)
+
+
 def lookup(model_id: str) -> ModelEntry | None:
-    """The catalogue entry, matching dated ids (`claude-sonnet-4-5-20250929`) to their family."""
+    """The catalogue entry, matching dated ids to their family: `claude-sonnet-4-5-20250929`,
+    `claude-sonnet-4-20250514` (the 4.0 family), `gpt-4o-2024-08-06`, `claude-3-7-sonnet-latest`."""
     key = normalize(model_id)
     if not key:
         return None
-    exact = next((m for m in CATALOG if normalize(m.id) == key), None)
-    if exact is not None:
-        return exact
-    dated = [m for m in CATALOG if re.fullmatch(re.escape(normalize(m.id)) + r"-\d{6,8}", key)]
-    return dated[0] if dated else None
+    undated = _DATED.sub("", key)
+    for candidate in (key, undated, undated + "-0"):
+        if candidate in _BY_KEY:
+            return _BY_KEY[candidate]
+    return None
 
 
 def describe(model_id: str, provider: str = "") -> ModelEntry:
