@@ -19,10 +19,6 @@ from tests.test_e2e_providers import KEYS, PNG_B64, messages, open_session, prom
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-def issue(point: int, why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 24, point {point}: {why}")
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def client(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")

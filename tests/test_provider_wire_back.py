@@ -40,10 +40,6 @@ REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p"}
 DETAIL = {"type": "reasoning.text", "text": "plan", "signature": "sig_x", "index": 0}
 
 
-def issue(point: int, why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 24, point {point}: {why}")
-
-
 @pytest.fixture
 def server() -> Iterator[FakeModelServer]:
     with FakeModelServer() as fake:
