@@ -55,7 +55,8 @@ async def two_step(client, workspace, fake_llm, provider: str, model: str, **llm
     ("provider", "model", "llm"),
     [
         ("deepseek", "deepseek-reasoner", {}),
-        ("moonshot", "kimi-k2-thinking", {"providerOptions": {"temperature": 1}}),
+        ("moonshot", "kimi-k2-thinking", {}),
+        ("moonshot", "kimi-k2.5", {"providerOptions": {"temperature": 0.3}}),
     ],
 )
 async def test_reasoning_content_goes_back_with_tool_calls(
