@@ -5,7 +5,9 @@ provider requires.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -276,3 +278,32 @@ async def test_legacy_thinking_leaves_room_for_the_answer(client, workspace, fak
     assert result["terminal"] == "completed", result.get("error")
     first = fake_llm.requests[0].body
     assert first["max_tokens"] - first["thinking"]["budget_tokens"] >= 8192
+
+
+async def test_dated_model_ids_are_priced(tmp_path, workspace, fake_llm) -> None:
+    fake_llm.script(*tool_step())
+    env = server_env(tmp_path, ANTHROPIC_API_KEY="key-anthropic", AGENTLS_LOG="debug")
+    args = ["--provider", "anthropic", "--model", "claude-sonnet-4-20250514"]
+    args += ["--base-url", fake_llm.anthropic_base_url, "--output-format", "stream-json"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        "-p",
+        "what is here?",
+        "--verbose",
+        *args,
+        cwd=workspace,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    frames = [json.loads(line) for line in out.decode().splitlines()]
+    [result] = [f for f in frames if f["type"] == "result"]
+    assert result["is_error"] is False, err.decode()
+    assert len(fake_llm.requests) == 2
+    # 2 x (10 input, 5 output) tokens at the sonnet 4.0 list price: $0.00021 (stream-json's
+    # total_cost_usd is not filled in yet; the session's cost is logged when it closes)
+    assert "(about $0.0002)" in err.decode()
