@@ -307,7 +307,7 @@ async def test_anthropic_legacy_thinking_from_config(client, workspace, fake_llm
         (
             "openai",
             "o3",
-            {"reasoning_effort": "medium", "max_completion_tokens": 32768},
+            {"reasoning_effort": "high", "max_completion_tokens": 32768},
             ["temperature", "max_tokens", "thinking"],
         ),
         ("deepseek", "deepseek-reasoner", {"max_tokens": 32768}, ["thinking", "reasoning_effort"]),

@@ -88,11 +88,19 @@ def test_legacy_budget_leaves_room_for_the_answer(
 
 
 @pytest.mark.parametrize(
+    ("model", "level", "effort"),
+    [("o3", "think", "medium"), ("gpt-5", "hard", "high"), ("o4-mini", True, "high")],
+)
+def test_openai_reasoning_models_take_an_effort(model, level, effort) -> None:
+    fields = thinking.options("openai", model, ThinkingRequest(level), max_tokens=4096)
+    assert fields == {"reasoning": {"effort": effort}}
+
+
+@pytest.mark.parametrize(
     ("wire", "model", "request_"),
     [
         ("anthropic", "claude-3-5-haiku-20241022", ThinkingRequest("ultra")),
         ("anthropic", "some-unknown-model", ThinkingRequest(True)),
-        ("openai", "o3", ThinkingRequest("hard")),
         ("openai", "anthropic/claude-opus-4.6", ThinkingRequest("hard")),
         ("ollama", "qwen3:8b", ThinkingRequest(True)),
         ("anthropic", "claude-opus-4-6", ThinkingRequest()),

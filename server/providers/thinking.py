@@ -1,12 +1,13 @@
 """Extended thinking: opt-in levels, the per-model family, and the request fields they become.
 
 Levels: `True` (the bare `--think` flag), `"think"`, `"hard"`, `"ultra"`. Thinking is on when a
-level is given, or when only a budget is. Only the Anthropic wire takes thinking fields:
+level is given, or when only a budget is.
 
 - adaptive models (opus 4.6 and later, sonnet 4.6 and later) get
   `thinking: {type: adaptive}` and `output_config: {effort}`;
 - legacy models (sonnet 3.x/4.0/4.5, opus 3/4.0/4.1/4.5, haiku 4.5) get
   `thinking: {type: enabled, budget_tokens}` and a max_tokens that leaves room for the answer;
+- OpenAI's o-series and gpt-5 get `reasoning.effort` (medium, high, high; bare: high);
 - everything else (haiku 3.x, unknown ids, other wires) gets nothing; when thinking was asked
   for a model that neither takes it nor thinks on its own, a warning says so once (stderr and
   the log file).
@@ -34,6 +35,8 @@ LEVELS = ("think", "hard", "ultra")
 # The first level the model takes wins: opus 4.6 and sonnet 4.6 have no xhigh, only max.
 EFFORT = {"think": ("medium",), "hard": ("high",), "ultra": ("xhigh", "max", "high")}
 BARE_EFFORT = "high"
+OPENAI_EFFORT = {"think": "medium", "hard": "high", "ultra": "high"}
+_OPENAI_REASONING = re.compile(r"^(o\d|gpt-5)")
 DEFAULT_BUDGET = 8000
 MIN_BUDGET = 1024
 ANSWER_ROOM = 8192
@@ -120,6 +123,9 @@ def options(
         tokens, total = budget(model_id, request, max_tokens)
         thinking = {"type": "enabled", "budget_tokens": tokens}
         return {"thinking": thinking, "maxTokens": total} | _NO_TEMP
+    if wire == "openai" and _OPENAI_REASONING.match(normalize(model_id or "")):
+        effort = BARE_EFFORT if request.level is True else OPENAI_EFFORT[str(request.level)]
+        return {"reasoning": {"effort": effort}}
     _notice_cannot_think(wire, model_id)
     return {}
 
