@@ -172,6 +172,7 @@ def test_http_errors_use_each_provider_shape(server: FakeModelServer) -> None:
     assert oa.value.body == {
         "message": "slow down",
         "type": "rate_limit_error",
+        "param": None,
         "code": "rate_limit_exceeded",
     }
     assert an.value.status_code == 529

@@ -2,6 +2,8 @@
 
 Tests script replies in a FIFO queue, point a real client at `openai_base_url`,
 `anthropic_base_url` or `ollama_base_url`, and assert on `requests`. It binds 127.0.0.1 only.
+Like the real services it refuses (HTTP 400, their error text) a history they would refuse, e.g.
+a tool call without its result (`wire_rules`); `refusals` lists what it refused.
 OpenAI chat completions and Anthropic messages stream as SSE; Ollama's `/api/chat` as NDJSON.
 
     python -m server.testing.fake_llm --port 8765 --script replies.json
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from server.testing import fake_rules
+from server.testing import fake_rules, wire_rules
 
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
@@ -118,8 +120,11 @@ class RecordedRequest:
 class FakeModelServer:
     """Serves scripted replies over real HTTP on 127.0.0.1 from a background thread."""
 
-    def __init__(self, *, port: int = 0) -> None:
+    def __init__(self, *, port: int = 0, strict: bool = True) -> None:
         self._port = port
+        self.strict = strict
+        """Refuse histories the real services refuse (`wire_rules`), as they do: HTTP 400."""
+        self.refusals: list[str] = []
         self._queue: deque[ReplySource] = deque()
         self._lock = threading.Lock()
         self._ids = {"message": itertools.count(1), "call": itertools.count(1)}
@@ -196,6 +201,10 @@ class FakeModelServer:
     def _next_id(self, kind: str) -> int:
         with self._lock:
             return next(self._ids[kind])
+
+    def _refused(self, message: str) -> None:
+        with self._lock:
+            self.refusals.append(message)
 
     def _disconnected(self) -> None:
         with self._lock:
@@ -280,6 +289,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not (isinstance(body, dict) and body.get("stream", wire == "ollama")):
             self._error(wire, 400, "fake_llm: only streaming requests are supported", retry=False)
             return None
+        broken = wire_rules.check(wire, body) if self.fake.strict else None
+        if broken is not None:
+            self.fake._refused(broken.message)
+            self._error(wire, broken.status, broken.message, retry=False, param=broken.param)
+            return None
         refusal = self.fake.rules.refusal(wire, body)
         if refusal is not None:
             self._send_json(refusal[0], refusal[1], {"x-should-retry": "false"})
@@ -318,6 +332,7 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         retry: bool = True,
         reply: Reply | None = None,
+        param: str | None = None,
     ) -> None:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         if wire == "ollama":
@@ -325,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif wire == "openai":
             kind = "server_error" if status >= 500 else kind
             code = _OPENAI_CODES.get(status)
-            payload = {"error": {"message": message, "type": kind, "code": code}}
+            payload = {"error": {"message": message, "type": kind, "param": param, "code": code}}
             if reply is not None and reply.error_metadata is not None:
                 payload["error"]["metadata"] = reply.error_metadata
         else:
