@@ -2,8 +2,9 @@
 
 It ends when the model answers without tool calls (and no steer or background subagent report
 is waiting), at the step limit, or when the session service cancels it (user cancel, deadline).
-History stays valid for the next turn either way: partial text is kept and unfinished tool
-calls get an "interrupted" result. Subagents run this same loop with their own session.
+History stays valid for the next turn either way: partial text is kept, and when a step ends
+however it ends, `closing.end_step` closes every tool-call card it announced and answers every
+unanswered call with an "interrupted" or "not run" result. Subagents run this same loop with their own session.
 
 Before each call, queued steers join the history, `prepare_call` settles the model and builds
 the ephemeral turn context, and compaction fits what is sent into the context window. A
@@ -28,6 +29,7 @@ from protocol.updates import (
 )
 from protocol.updates import Usage as WireUsage
 from server.agent import compaction
+from server.agent.closing import ClosingSink, end_step
 from server.agent.context import prepare_call
 from server.agent.tool_calls import announce, run_tool_calls
 from server.engines.base import TurnOutcome, TurnSink
@@ -71,6 +73,7 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
     # Routing first: a prompt whose image no model can read fails before touching the history.
     session.route_vision(sink, new_images=any(isinstance(p, ImagePart) for p in user.parts))
     session.history.append(user)
+    sink = ClosingSink(sink)
     session.tool_ctx.sink = sink
     session.turn_usage = Usage()
     async with session.background.running():  # leaving it cancels background subagents
@@ -78,24 +81,35 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
     return TurnOutcome(stop, session.turn_usage)
 
 
-async def run_steps(session: NativeSession, sink: TurnSink) -> StopReason:
+async def run_steps(session: NativeSession, sink: ClosingSink) -> StopReason:
     for step in range(1, session.max_steps + 1):
-        take_steers(session, sink)
-        context = await prepare_call(session, sink)
-        session.turn_usage += await compaction.fit(session, context, sink)
-        finish = await stream_reply(session, session.request(context), sink)
-        session.turn_usage += finish.usage
-        session.account(finish.usage)
-        calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
-        if calls:
-            results = await run_tool_calls(session, calls, sink)
-            session.history.append(Message("tool", list(results)))
+        start = len(session.history)
+        try:
+            finish, calls = await run_step(session, sink)
+        except BaseException as exc:
+            end_step(session, sink, start, exc)
+            raise
+        end_step(session, sink, start, None)
         sink.emit(
             StepFinish(step=step, finish_reason=finish.reason, usage=wire_usage(finish.usage))
         )
         if not calls and not await more_input(session):
             return STOP_REASONS.get(finish.reason, "end_turn")
     return "max_turn_requests"
+
+
+async def run_step(session: NativeSession, sink: TurnSink) -> tuple[Finish, list[ToolCallPart]]:
+    """One model call and the tool calls it asked for; `end_step` closes what it leaves open."""
+    take_steers(session, sink)
+    context = await prepare_call(session, sink)
+    session.turn_usage += await compaction.fit(session, context, sink)
+    finish = await stream_reply(session, session.request(context), sink)
+    session.turn_usage += finish.usage
+    session.account(finish.usage)
+    calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
+    if calls:
+        await run_tool_calls(session, calls, sink)
+    return finish, calls
 
 
 async def more_input(session: NativeSession) -> bool:

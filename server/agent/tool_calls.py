@@ -17,7 +17,7 @@ from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
 from server import permissions
 from server.engines.base import TurnSink, UserNotReachable
-from server.providers.messages import ToolCallPart, ToolResultPart
+from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
 
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from server.engines.native import NativeSession
 
 log = logging.getLogger(__name__)
-
-INTERRUPTED = "Interrupted: the user cancelled the turn before this tool call finished."
 
 CALL_ID: ContextVar[str | None] = ContextVar("CALL_ID", default=None)
 """The id of the tool call being run (the `task` tool names its subagent after it)."""
@@ -69,7 +67,8 @@ def announce(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> None
 async def run_tool_calls(
     session: NativeSession, calls: Sequence[ToolCallPart], sink: TurnSink
 ) -> list[ToolResultPart]:
-    """Read-only calls in a row run concurrently; others one at a time, in order."""
+    """Read-only calls in a row run concurrently; others one at a time, in order. Their results
+    follow the calls in the history, also when interrupted (the loop answers the calls left)."""
     results: dict[str, ToolResultPart] = {}
 
     async def run_into(call: ToolCallPart) -> None:
@@ -90,9 +89,9 @@ async def run_tool_calls(
             if call:
                 await run_into(call)
     finally:
-        for call in calls:
-            results.setdefault(call.id, ToolResultPart(call.id, call.name, INTERRUPTED, True))
-    return [results[c.id] for c in calls]
+        answered = [results[c.id] for c in calls if c.id in results]
+        session.history.append(Message("tool", answered))
+    return answered
 
 
 async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> ToolResultPart:

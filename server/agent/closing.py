@@ -1,0 +1,65 @@
+"""Closing what a step opened, however the step ends.
+
+`ClosingSink` stands between the loop and the turn's sink and remembers the tool-call cards
+announced and not yet closed. When a step ends (normally, cancelled, past its deadline, or by
+an error), `end_step` closes each open card with a `failed` update saying why and mends the
+history, so the client sees every card closed and the next model call gets a valid history.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from protocol.updates import SessionUpdateKind, ToolCall, ToolCallUpdate
+from server.agent import pairing
+from server.engines.base import TurnSink
+
+if TYPE_CHECKING:
+    from server.engines.native import NativeSession
+
+CLOSED = ("completed", "failed", "denied")
+
+
+class ClosingSink:
+    """A turn sink that tracks open tool-call cards of its own loop (not nested subagent ones)."""
+
+    def __init__(self, inner: TurnSink):
+        self.inner = inner
+        self.session_id, self.turn_id = inner.session_id, inner.turn_id
+        self.open: dict[str, None] = {}
+
+    def emit(self, update: SessionUpdateKind) -> None:
+        if isinstance(update, ToolCall | ToolCallUpdate) and not update.parent_tool_call_id:
+            if isinstance(update, ToolCall):
+                self.open[update.tool_call_id] = None
+            elif update.status in CLOSED:
+                self.open.pop(update.tool_call_id, None)
+        self.inner.emit(update)
+
+    async def request_permission(self, tool_call: Any, options: list) -> Any:
+        return await self.inner.request_permission(tool_call, options)
+
+    async def ask_question(self, questions: list, *, timeout: float) -> Any:
+        return await self.inner.ask_question(questions, timeout=timeout)
+
+    def close_open(self, why: str) -> None:
+        for call_id in list(self.open):
+            self.emit(ToolCallUpdate(tool_call_id=call_id, status="failed", error=why))
+
+
+def reason(exc: BaseException | None) -> str:
+    """What an interrupted or unrun tool call is told, from how its step ended."""
+    if exc is None:
+        return pairing.not_run("the step ended before this call ran")
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return pairing.INTERRUPTED
+    return pairing.not_run(f"the turn failed ({str(exc) or type(exc).__name__})")
+
+
+def end_step(session: NativeSession, sink: ClosingSink, start: int, exc: BaseException | None):
+    """Every call the step announced is closed on the wire and answered in the history."""
+    why = reason(exc)
+    pairing.mend(session.history, why, start=start)
+    sink.close_open(why)
