@@ -6,6 +6,9 @@ process."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +145,40 @@ async def test_an_interrupted_turn_leaves_a_session_that_goes_on(
         assert replayed[-1]["terminal"] == "aborted"
     assert after["terminal"] == "completed", after
     assert fake_llm.refusals == []
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "dangling_tool_call.db"
+"""Written by agentls before interrupted calls were answered: a turn cancelled while `bash`
+ran, its call `call_cut` left without a result in the transcript and open in the journal."""
+
+
+@pytest.mark.xfail(strict=True, reason="a stored dangling tool call is not mended on load")
+@pytest.mark.xfail(strict=True, reason="a stored dangling tool call is not mended on load")
+async def test_a_stored_session_with_a_dangling_call_is_mended_on_load(
+    tmp_path, workspace, fake_llm
+):
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(FIXTURE, data / "sessions.db")
+    with sqlite3.connect(data / "sessions.db") as conn:
+        conn.execute("UPDATE sessions SET cwd = ?", (str(workspace),))
+        [(session_id,)] = conn.execute("SELECT id FROM sessions").fetchall()
+    configure(workspace, fake_llm, "openai")
+    fake_llm.script(Reply(text="The codeword is PELICAN."), Reply(text="Still here."))
+    for _ in range(2):  # the mended history is stored: a second process loads it as well
+        client = await start(tmp_path, "openai")
+        try:
+            await client.call("session/load", {"sessionId": session_id})
+            replayed = [u["update"] for u in client.updates]
+            result = await client.call("session/prompt", prompt(session_id, "codeword?"))
+        finally:
+            await client.close()
+        assert result["terminal"] == "completed", result
+        closing = [u for u in replayed if u.get("toolCallId") == "call_cut"]
+        assert [u["kind"] for u in closing] == ["tool_call", "tool_call_update"]
+        assert closing[1]["status"] == "failed" and closing[1]["error"].startswith("Interrupted")
+    assert fake_llm.refusals == []
+    sent = fake_llm.requests[0].body["messages"]
+    [answer] = [m for m in sent if m["role"] == "tool"]
+    assert answer["tool_call_id"] == "call_cut" and answer["content"].startswith("Interrupted")
+    assert len(fake_llm.requests) == 2
