@@ -152,8 +152,6 @@ FIXTURE = Path(__file__).parent / "fixtures" / "dangling_tool_call.db"
 ran, its call `call_cut` left without a result in the transcript and open in the journal."""
 
 
-@pytest.mark.xfail(strict=True, reason="a stored dangling tool call is not mended on load")
-@pytest.mark.xfail(strict=True, reason="a stored dangling tool call is not mended on load")
 async def test_a_stored_session_with_a_dangling_call_is_mended_on_load(
     tmp_path, workspace, fake_llm
 ):

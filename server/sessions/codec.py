@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from server.agent import pairing
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -123,8 +124,11 @@ def native_snapshot(session: NativeSession) -> dict[str, Any]:
 
 
 def apply_native_snapshot(session: NativeSession, snapshot: dict[str, Any]) -> None:
-    """Put a snapshot's history, permissions and tool state back into a fresh session."""
+    """Put a snapshot's history, permissions and tool state back into a fresh session. A tool
+    call left without its result (by a turn interrupted before results were always written)
+    is answered as interrupted, so the history is one every provider accepts."""
     session.history = [message_from_dict(m) for m in snapshot.get("history", [])]
+    mended = pairing.mend(session.history, pairing.STORED)
     if snapshot.get("mode"):
         session.permissions.mode = snapshot["mode"]
     session.permissions.allow_rules = set(snapshot.get("allowRules", []))
@@ -133,6 +137,9 @@ def apply_native_snapshot(session: NativeSession, snapshot: dict[str, Any]) -> N
     view = snapshot.get("view") or {}
     session.view.summary = view.get("summary")
     session.view.summarized = int(view.get("summarized") or 0)
+    for index in mended.inserted:  # a result joins its call's side of the summary boundary
+        if index <= session.view.summarized:
+            session.view.summarized += 1
     session.view.elided = set(view.get("elided") or [])
 
 

@@ -15,9 +15,11 @@ from protocol.methods import (
     SessionInfoResult,
     SessionSummary,
 )
-from protocol.updates import UPDATE_ADAPTER
+from protocol.updates import UPDATE_ADAPTER, ToolCall, ToolCallUpdate, TurnEnd
+from server.agent import pairing
 from server.engines.base import EngineError, SessionSpec
 from server.sessions.errors import ServiceError
+from server.sessions.persist import snapshot as snapshot_of
 from server.sessions.recording import using_store
 from server.sessions.store import StoreError, iso
 
@@ -25,6 +27,39 @@ if TYPE_CHECKING:
     from server.sessions.service import Session, SessionService
 
 log = logging.getLogger(__name__)
+
+
+class OpenCalls:
+    """Tool calls a stored turn announced and never closed (written before every interrupted
+    call was closed): replayed closed, just before their turn's terminal."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, list[str]] = {}
+
+    def see(self, turn_id: str, update: Any) -> list[ToolCallUpdate]:
+        calls = self.open.setdefault(turn_id, [])
+        if isinstance(update, ToolCall) and not update.parent_tool_call_id:
+            calls.append(update.tool_call_id)
+        elif isinstance(update, ToolCallUpdate) and update.tool_call_id in calls:
+            calls.remove(update.tool_call_id)
+        elif isinstance(update, TurnEnd):
+            left, self.open[turn_id] = calls, []
+            return [
+                ToolCallUpdate(tool_call_id=c, status="failed", error=pairing.STORED) for c in left
+            ]
+        return []
+
+
+def unchanged(stored: dict[str, Any], restored: dict[str, Any] | None) -> int:
+    """How many messages of the stored history the restored session kept as they were."""
+    before = stored.get("history", [])
+    after = restored.get("history", before) if restored else before
+    same = 0
+    for old, new in zip(before, after, strict=False):
+        if old != new:
+            break
+        same += 1
+    return same
 
 
 class StoredSessions:
@@ -37,12 +72,15 @@ class StoredSessions:
         if session.turn is not None:
             raise ServiceError(errors.SESSION_BUSY, f"session {session_id} is running a turn")
         if self.recorder:
+            opened = OpenCalls()
             for entry in await self.recorder.journal(session_id):
                 try:
                     update = UPDATE_ADAPTER.validate_python(entry.update)
                 except ValueError:
                     log.warning("skipped an unreadable journal entry of %s", session_id)
                     continue
+                for closing in opened.see(entry.turn_id, update):
+                    self._deliver(session, entry.turn_id, closing)
                 self._deliver(session, entry.turn_id, update)
         return self.describe(session)
 
@@ -85,7 +123,7 @@ class StoredSessions:
                 session_id, Path(record.cwd), record.engine, snapshot
             )
             assert self.recorder is not None
-            self.recorder.restored(session, len(snapshot.get("history", [])))
+            self.recorder.restored(session, unchanged(snapshot, snapshot_of(session)))
             return session
 
     async def list(
