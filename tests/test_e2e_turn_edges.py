@@ -1,0 +1,45 @@
+"""Edges of a turn over `agentls serve`: interaction answers that are JSON-RPC errors, seq
+across reloads, usage of failed turns, the journal across retries."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.test_e2e_interrupted import configure, prompt, start
+
+
+def tool_messages(fake_llm, index):
+    return [m for m in fake_llm.requests[index].body["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.xfail(strict=True, reason="an error answer to an interaction fails the whole turn")
+@pytest.mark.parametrize("interaction", ["permission", "question"])
+async def test_an_error_answer_counts_as_a_refusal_and_the_turn_goes_on(
+    tmp_path, workspace, fake_llm, interaction
+):
+    call = (
+        FakeToolCall("bash", {"command": "touch x"})
+        if interaction == "permission"
+        else FakeToolCall("ask_user_question", {"question": "Tabs?", "options": ["yes", "no"]})
+    )
+    fake_llm.script(Reply(tool_calls=[call]), Reply(text="carrying on"))
+    configure(workspace, fake_llm, "openai")
+    client = await start(tmp_path, "openai")
+
+    def broken(params):
+        raise RuntimeError("the dialog crashed")
+
+    client.on_permission = client.on_question = broken
+    try:
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        result = await client.call("session/prompt", prompt(sid))
+    finally:
+        await client.close()
+    assert result["terminal"] == "completed", result
+    [answer] = tool_messages(fake_llm, 1)
+    if interaction == "permission":
+        assert answer["content"].startswith("The user denied this tool call.")
+        assert not (workspace / "x").exists()
+    else:
+        assert '"declined": true' in answer["content"] or "declined" in answer["content"]
