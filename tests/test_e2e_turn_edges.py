@@ -13,7 +13,6 @@ def tool_messages(fake_llm, index):
     return [m for m in fake_llm.requests[index].body["messages"] if m["role"] == "tool"]
 
 
-@pytest.mark.xfail(strict=True, reason="an error answer to an interaction fails the whole turn")
 @pytest.mark.parametrize("interaction", ["permission", "question"])
 async def test_an_error_answer_counts_as_a_refusal_and_the_turn_goes_on(
     tmp_path, workspace, fake_llm, interaction
@@ -42,4 +41,4 @@ async def test_an_error_answer_counts_as_a_refusal_and_the_turn_goes_on(
         assert answer["content"].startswith("The user denied this tool call.")
         assert not (workspace / "x").exists()
     else:
-        assert '"declined": true' in answer["content"] or "declined" in answer["content"]
+        assert "The user declined to answer." in answer["content"]

@@ -133,7 +133,11 @@ class TurnSinkImpl:
         params = RequestPermissionParams(
             session_id=self.session_id, turn_id=self.turn_id, tool_call=tool_call, options=options
         )
-        result = await channel.request_permission(params)
+        try:
+            result = await channel.request_permission(params)
+        except Exception as exc:  # the client answered with an error: as good as a refusal
+            log.info("permission request answered with an error (%s); treated as rejected", exc)
+            result = RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
         outcome = result.outcome.option_id or result.outcome.outcome
         self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id, outcome=outcome))
         self._service._trace(self._session, self._turn, "permission", params, result)
@@ -149,7 +153,11 @@ class TurnSinkImpl:
             session_id=self.session_id, turn_id=self.turn_id, questions=questions
         )
         with anyio.fail_after(timeout):
-            result = await channel.ask_question(params)
+            try:
+                result = await channel.ask_question(params)
+            except Exception as exc:  # the client answered with an error: as good as a decline
+                log.info("question answered with an error (%s); treated as declined", exc)
+                result = AskQuestionResult(declined=True)
         self.emit(
             QuestionNote(questions=wire, outcome="declined" if result.declined else "answered")
         )
