@@ -76,6 +76,8 @@ class Reply:
     and `text`: `{"type": "thinking", "thinking"}`, `{"type": "redacted_thinking", "data"}`,
     `{"type": "text", "text"}`. `error_metadata` goes into an OpenAI-shaped error's `metadata`.
     A `stream_error` with a `stop_reason` (OpenAI wire) follows the finish chunk.
+    `no_finish_reason` leaves the OpenAI `finish_reason` chunk out and still ends with
+    `data: [DONE]` (as OpenRouter does).
     """
 
     text: str = ""
@@ -94,6 +96,7 @@ class Reply:
     drop: bool = False
     blocks: list[dict[str, Any]] = field(default_factory=list)
     error_metadata: dict[str, Any] | None = None
+    no_finish_reason: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -445,7 +448,8 @@ def _openai_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
         return
     default = "tool_calls" if reply.tool_calls else "stop"
     stop = reply.stop_reason or default
-    yield chunk({}, _TO_OPENAI.get(stop, stop))
+    if not reply.no_finish_reason:
+        yield chunk({}, _TO_OPENAI.get(stop, stop))
     if (body.get("stream_options") or {}).get("include_usage"):
         yield f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n"
     yield "data: [DONE]\n\n"
