@@ -109,6 +109,7 @@ class OpenAIProvider:
         params = build_params(request, default_model=self._model, provider=self.name)
         async with self._translated_errors():
             stream = await self._client.chat.completions.create(**params)
+            done = _watch_done(stream)
             try:
                 reader = _ChunkReader()
                 try:
@@ -122,7 +123,7 @@ class OpenAIProvider:
                         exc, self._sdk.APIStatusError
                     ):
                         raise
-                for event in reader.finish(self.name):
+                for event in reader.finish(self.name, done=done.seen):
                     yield event
             finally:
                 with anyio.CancelScope(shield=True):
@@ -286,6 +287,27 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
+class _DoneWatch:
+    """Sees whether the SSE stream ended with `data: [DONE]` (the SDK stops quietly either way)."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.decoder = decoder
+        self.seen = False
+
+    async def aiter_bytes(self, chunks: Any) -> AsyncIterator[Any]:
+        async for event in self.decoder.aiter_bytes(chunks):
+            self.seen = self.seen or event.data.startswith("[DONE]")
+            yield event
+
+
+def _watch_done(stream: Any) -> _DoneWatch:
+    """Wrap the SDK stream's SSE decoder; a stream without one reports no `[DONE]`."""
+    watch = _DoneWatch(getattr(stream, "_decoder", None))
+    if watch.decoder is not None and hasattr(watch.decoder, "aiter_bytes"):
+        stream._decoder = watch
+    return watch
+
+
 class _ChunkReader:
     """Turns chat.completion.chunk objects into events; tool calls complete at the end."""
 
@@ -335,9 +357,13 @@ class _ChunkReader:
             call["name"] = call["name"] or fragment.function.name or ""
             call["arguments"] += fragment.function.arguments or ""
 
-    def finish(self, name: str) -> list[StreamEvent]:
-        if self.finish_reason is None:
+    def finish(self, name: str, *, done: bool = False) -> list[StreamEvent]:
+        """`done`: the stream ended with `data: [DONE]`; without a finish reason (OpenRouter
+        sends none at times) that is still a finished reply, where an ending without both is a
+        cut stream."""
+        if self.finish_reason is None and not done:
             raise cut_error(name)
+        self.finish_reason = self.finish_reason or "stop"
         events: list[StreamEvent] = [
             ThinkingDelta("", raw=detail) for _, detail in sorted(self.details.items())
         ]
