@@ -46,9 +46,6 @@ async def test_an_error_answer_counts_as_a_refusal_and_the_turn_goes_on(
         assert "The user declined to answer." in answer["content"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a retried first model call drops the prompt from the journal"
-)
 async def test_a_retried_first_call_keeps_the_prompt_in_the_journal(tmp_path, workspace, fake_llm):
     configure(workspace, fake_llm, "openai")
     config = json.loads((workspace / ".agentls" / "config.json").read_text())

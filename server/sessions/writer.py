@@ -122,6 +122,7 @@ class Writer:
             (ts, title, sid),
         )
         self._insert(sid, tid, ts, {"kind": "user_message_chunk", "text": prompt})
+        self.marks.pop(tid, None)  # a retried first model call must not take the prompt with it
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
         if tid in self.ended:
