@@ -40,7 +40,7 @@ from protocol.methods import (
     SessionUpdateParams,
     ToolCallRef,
 )
-from protocol.updates import PermissionNote, QuestionNote, SessionUpdateKind, TurnEnd, Usage
+from protocol.updates import PermissionNote, QuestionNote, SessionUpdateKind, StepFinish, TurnEnd
 from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
 from server.engines.base import (
@@ -53,6 +53,7 @@ from server.engines.base import (
 )
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
+from server.providers.messages import Usage as ProviderUsage
 from server.sessions.errors import ServiceError
 from server.sessions.persist import Recorder
 from server.sessions.recording import TraceTarget, tracing, using_store
@@ -91,6 +92,8 @@ class Turn:
     id: str
     live: bool = True
     scope: anyio.CancelScope | None = None
+    billed: ProviderUsage = field(default_factory=ProviderUsage)
+    """The usage of the model calls that finished (`step_finish`), for a turn that does not."""
 
 
 @dataclass
@@ -344,7 +347,7 @@ class SessionService(StoredSessions):
                     )
                     error = str(exc) or type(exc).__name__
         turn.live = False
-        usage = Usage()
+        usage = wire_usage(turn.billed)
         if scope.cancelled_caught:
             terminal, stop = "aborted", "cancelled"
         elif deadline_scope.cancelled_caught:
@@ -385,6 +388,8 @@ class SessionService(StoredSessions):
 
     def _send(self, session: Session, turn: Turn, update: SessionUpdateKind) -> None:
         """Every event of a turn passes here: delivered to the client, then recorded."""
+        if isinstance(update, StepFinish):
+            turn.billed += ProviderUsage(**update.usage.model_dump())
         seq = self._deliver(session, turn.id, update)
         if self.recorder:
             self.recorder.update(session, turn.id, seq, update)
