@@ -63,11 +63,19 @@ async def hold(params):
     await asyncio.sleep(60)
 
 
+async def warm_up(client, fake_llm, tmp_path, wire):
+    """A turn in another workspace, without a deadline: the provider's SDK is loaded before
+    the deadline's turn starts, so its deadline falls in the tool call."""
+    other = tmp_path / "warm"
+    other.mkdir()
+    configure(other, fake_llm, wire)
+    fake_llm.script(Reply(text="warm"))
+    warm = (await client.call("session/new", {"cwd": str(other)}))["sessionId"]
+    assert (await client.call("session/prompt", prompt(warm)))["terminal"] == "completed"
+
+
 async def interrupt(client, fake_llm, session_id, scenario):
     """Run the scenario's first turn; returns its result (None for kill -9)."""
-    if scenario == "deadline":  # warm the provider up: the deadline must fall in the tool call
-        fake_llm.script(Reply(text="warm"), Reply(tool_calls=[FakeToolCall("bash", SLOW)]))
-        await client.call("session/prompt", prompt(session_id, "warm up"))
     task = asyncio.create_task(client.call("session/prompt", prompt(session_id)))
     if scenario in ("provider_500", "deadline"):
         return await asyncio.wait_for(task, 60)
@@ -91,7 +99,7 @@ FIRST = {
     "cancel_bash": [Reply(tool_calls=[FakeToolCall("bash", SLOW)])],
     "cancel_permission": [Reply(tool_calls=[FakeToolCall("bash", {"command": "touch x"})])],
     "cancel_question": [Reply(tool_calls=[FakeToolCall("ask_user_question", {"question": "?"})])],
-    "deadline": [],  # scripted in `interrupt`, after a warm-up turn
+    "deadline": [Reply(tool_calls=[FakeToolCall("bash", SLOW)])],
     "provider_500": [
         Reply(tool_calls=[FakeToolCall("bash", {"command": "echo hi"})]),
         Reply(status=500, error_message="upstream broke"),
@@ -115,10 +123,12 @@ async def test_an_interrupted_turn_leaves_a_session_that_goes_on(
     mode = "default" if scenario == "cancel_permission" else "bypassPermissions"
     deadline = {"turnTimeout": 10} if scenario == "deadline" else {}
     configure(workspace, fake_llm, wire, permissions={"mode": mode}, **deadline)
-    fake_llm.script(*FIRST[scenario])
     client = await start(tmp_path, wire)
     client.on_permission = client.on_question = hold
     try:
+        if scenario == "deadline":
+            await warm_up(client, fake_llm, tmp_path, wire)
+        fake_llm.script(*FIRST[scenario])
         session_id = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
         result = await interrupt(client, fake_llm, session_id, scenario)
         first_turn = client.updates[-1]["turnId"]
