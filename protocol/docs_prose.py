@@ -95,8 +95,36 @@ stream as `session/update` notifications meanwhile; the response carries the ter
 
 - **`turn_end` comes last.** Every turn's final update is `turn_end`, mirroring the response;
   the `session/prompt` response follows it.
-- **`seq`** increases with every update of a session, across turns: use it to order updates.
-  `turnId` says which turn an update belongs to.
+- **`seq`** increases with every update of a session, across turns and across server
+  processes: use it to order updates. `turnId` says which turn an update belongs to. Each prompt
+  takes a `seq` of its own (its `user_message_chunk` in the stored history; it is not sent live),
+  so the first update of a new session's first turn has `seq` 2. `session/load` replays the
+  stored history with the `seq` each update had when it was sent (progress updates and merged
+  chunks leave gaps), and a session loaded in a new process carries on above the highest stored
+  `seq`. Updates the server adds while mending an old session (see below) take new, higher
+  numbers. A client that has shown everything up to some `seq` can skip replayed updates at or
+  below it.
+- **Every tool call is closed.** A `tool_call` is always followed by a `tool_call_update` with
+  a final status (`completed`, `failed` or `denied`) before the turn's `turn_end`, however the
+  turn ends, and the model gets a result for it in the history (so the next prompt works with
+  every provider):
+
+  | the turn ends by | an unfinished call ends as | its result for the model |
+  |---|---|---|
+  | cancel (`session/cancel`, interrupt, ACP `session/cancel`) | `failed`, `error` "Interrupted: …" | the same text, as an error result |
+  | the turn deadline | `failed`, `error` "Interrupted: …" | the same |
+  | a provider failure after the call was announced | `failed`, `error` "Not run: the turn failed (…)" | the same (a call whose reply never finished is left out of the history) |
+  | a tool that crashes | `failed`, `error` "<tool> failed unexpectedly: …" | the same; the turn goes on |
+  | a permission or question left unanswered | as for cancel or deadline; an error answer counts as a refusal / decline and the turn goes on | |
+  | shutdown or a signal | as for cancel (the turn ends `aborted`) | |
+  | a crash (`kill -9`, power loss) | at the next start the turn is stored `aborted` and its open calls `failed` with "the server stopped before this turn finished" | the model's history resumes where the last ended turn left it; the cut turn stays in the replayed journal |
+
+  ACP shows the closing update as `tool_call_update` with status `failed`; stream-json as a
+  `user` message with a `tool_result` whose `is_error` is true. A session stored by an older
+  version with a call left open is mended when loaded: the call is replayed closed (`failed`,
+  "Interrupted: …") and the model gets an interrupted result for it.
+- **Usage** on a turn that does not complete (`aborted`, `failed`, `timed_out`) sums the model
+  calls that finished (`step_finish`); a model call cut short by the interruption is not in it.
 - **Nothing arrives late.** Whatever an engine, tool or subagent produces after its turn's
   terminal is dropped: never delivered, never stored.
 - **One turn at a time.** A prompt to a session that is running a turn fails with `-32002`.

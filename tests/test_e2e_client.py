@@ -80,7 +80,7 @@ async def test_e2e_read_file_then_answer(tmp_path, workspace, fake_llm):
     )
     assert items[1] == ToolCallUpdate(tool_call_id="call_read", status="in_progress")
     assert items[-2] == TurnEnd(terminal="completed", stop_reason="end_turn", usage=usage)
-    assert turn.text == "The file says hello world." and turn.last_seq == len(items) - 1
+    assert turn.text == "The file says hello world." and turn.last_seq == len(items)  # seq 1: the prompt
 
 
 async def test_e2e_busy_then_cancel_then_the_session_goes_on(tmp_path, workspace, fake_llm):

@@ -88,7 +88,8 @@ async def test_read_file_then_answer(tmp_path, workspace, fake_llm, provider):
         "usage": usage,
     }
     updates = client.updates
-    assert [u["seq"] for u in updates] == list(range(1, len(updates) + 1))
+    # seq 1 is the prompt: stored as the first entry of the turn, never sent live
+    assert [u["seq"] for u in updates] == list(range(2, len(updates) + 2))
     assert {(u["sessionId"], u["turnId"]) for u in updates} == {(session_id, result["turnId"])}
     assert kinds(updates) == [
         "tool_call",

@@ -103,14 +103,16 @@ async def test_a_session_survives_a_restart_with_its_full_context(tmp_path, work
     assert [(h["sessionId"], h["role"]) for h in found["hits"]] == [(session_id, "user")]
     assert found["hits"][0]["snippet"] == f"The codeword is **{CODEWORD}**. Remember it."
     assert loaded["sessionId"] == session_id and loaded["model"] == "gpt-5.5"
-    assert [u["seq"] for u in replayed] == list(range(1, len(replayed) + 1))
+    seqs = [u["seq"] for u in replayed]  # as sent live; progress and merged chunks left gaps
+    assert seqs == sorted(set(seqs)) and seqs[0] == 1
     assert [{"turnId": u["turnId"], "update": u["update"]} for u in replayed] == journal_view(
         first.updates, prompts
     )
     assert third["terminal"] == "completed"
     answer = [u["update"] for u in second.updates if u["turnId"] == third["turnId"]]
     assert "".join(u.get("text", "") for u in answer) == f"The codeword was {CODEWORD}."
-    assert [u["seq"] for u in second.updates] == list(range(1, len(second.updates) + 1))
+    seqs = [u["seq"] for u in second.updates]
+    assert seqs == sorted(set(seqs))
 
 
 async def test_kill_9_mid_turn_keeps_completed_turns_and_aborts_the_cut_one(

@@ -86,7 +86,6 @@ async def test_a_failed_turn_reports_the_usage_it_was_billed(tmp_path, workspace
     assert client.updates[-1]["update"]["usage"] == billed
 
 
-@pytest.mark.xfail(strict=True, reason="seq restarts per process and session/load renumbers")
 async def test_seq_survives_a_reload_in_a_new_process(tmp_path, workspace, fake_llm):
     configure(workspace, fake_llm, "openai", permissions={"mode": "bypassPermissions"})
     fake_llm.script(

@@ -62,7 +62,13 @@ class Recorder:
         self._saved[session.id] = messages
 
     def turn_started(
-        self, session: Session, turn: Turn, params: PromptParams, caps: ClientCapabilities
+        self,
+        session: Session,
+        turn: Turn,
+        params: PromptParams,
+        caps: ClientCapabilities,
+        *,
+        seq: int | None = None,
     ) -> None:
         state = snapshot(session) or dict(session.engine.describe(session.handle))
         history = state.pop("history", [])
@@ -72,7 +78,7 @@ class Recorder:
             "historyLength": len(history),
             "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
         }
-        self.store.begin_turn(session.id, turn.id, prompt_text(params), trace)
+        self.store.begin_turn(session.id, turn.id, prompt_text(params), trace, seq=seq)
 
     def update(self, session: Session, turn_id: str, seq: int, update: Any) -> None:
         self.store.record_update(session.id, turn_id, seq, update)

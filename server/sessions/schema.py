@@ -88,7 +88,12 @@ V1 = [
     "CREATE INDEX trace_by_turn ON trace(turn, id)",
 ]
 
-MIGRATIONS: list[list[str]] = [V1]
+V2 = [
+    # the seq each journal entry was sent with, so `session/load` replays it unchanged
+    "ALTER TABLE journal ADD COLUMN seq INTEGER",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2]
 VERSION = len(MIGRATIONS)
 
 

@@ -321,7 +321,9 @@ class SessionService(StoredSessions):
         session.turn = turn
         try:
             if self.recorder:
-                self.recorder.turn_started(session, turn, params, self.channel.capabilities)
+                session.seq += 1  # the prompt's place in the session's events, as replayed
+                caps = self.channel.capabilities
+                self.recorder.turn_started(session, turn, params, caps, seq=session.seq)
             result = await self._run(session, turn, params)
             if self.recorder:
                 await self.recorder.turn_ended(session, turn, result)
@@ -394,16 +396,19 @@ class SessionService(StoredSessions):
         if self.recorder:
             self.recorder.update(session, turn.id, seq, update)
 
-    def _deliver(self, session: Session, turn_id: str, update: SessionUpdateKind) -> int:
-        session.seq += 1
-        params = SessionUpdateParams(
-            session_id=session.id, turn_id=turn_id, seq=session.seq, update=update
-        )
+    def _deliver(
+        self, session: Session, turn_id: str, update: SessionUpdateKind, *, seq: int | None = None
+    ) -> int:
+        """Send one update; a replayed one keeps the `seq` it was sent with."""
+        if seq is None:
+            session.seq += 1
+            seq = session.seq
+        params = SessionUpdateParams(session_id=session.id, turn_id=turn_id, seq=seq, update=update)
         try:
             self.channel.send_update(params)
         except Exception:
             log.exception("could not deliver an update for session %s", session.id)
-        return session.seq
+        return seq
 
     def _trace(self, session: Session, turn: Turn, kind: str, request: Any, result: Any) -> None:
         if self.recorder and turn.live:

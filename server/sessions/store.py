@@ -77,6 +77,8 @@ class JournalEntry:
     ts: float
     role: str
     update: dict[str, Any]
+    seq: int | None = None
+    """The seq it was sent with (None: written by an older version, or never sent)."""
 
 
 def derive_title(prompt: str) -> str:
@@ -118,10 +120,13 @@ class Store:
     def create_session(self, sid: str, cwd: str, engine: str, state: dict[str, Any]) -> None:
         self._put("session", sid, cwd, engine, state, time.time())
 
-    def begin_turn(self, sid: str, tid: str, prompt: str, trace: dict[str, Any]) -> None:
-        """A turn starts: its row (`running`), the prompt in the journal, the title if none."""
+    def begin_turn(
+        self, sid: str, tid: str, prompt: str, trace: dict[str, Any], *, seq: int | None = None
+    ) -> None:
+        """A turn starts: its row (`running`), the prompt in the journal (with `seq`), the title
+        if none."""
         now = time.time()
-        self._put("turn", sid, tid, prompt, derive_title(prompt), self.owner, now)
+        self._put("turn", sid, tid, prompt, derive_title(prompt), self.owner, now, seq)
         self._put("trace", sid, tid, None, now, "prompt", trace)
 
     def record_update(self, sid: str, tid: str, seq: int, update: Any) -> None:
@@ -255,10 +260,19 @@ class Store:
 
     def journal(self, sid: str) -> list[JournalEntry]:
         rows = self._read(
-            "SELECT turn_id, ts, role, entry FROM journal WHERE session_id = ? ORDER BY id",
+            "SELECT turn_id, ts, role, entry, seq FROM journal WHERE session_id = ? ORDER BY id",
             (sid,),
         )
-        return [JournalEntry(t, ts, role, json.loads(e)) for t, ts, role, e in rows]
+        return [JournalEntry(t, ts, role, json.loads(e), seq) for t, ts, role, e, seq in rows]
+
+    def last_seq(self, sid: str) -> int:
+        """The highest seq the session's events were sent or stored with."""
+        journal = self._read("SELECT MAX(seq) FROM journal WHERE session_id = ?", (sid,))
+        trace = self._read(
+            "SELECT MAX(r.seq) FROM turns t JOIN trace r ON r.turn = t.n WHERE t.session_id = ?",
+            (sid,),
+        )
+        return max(journal[0][0] or 0, trace[0][0] or 0)
 
     def turns(self, sid: str) -> list[TurnRecord]:
         rows = self._read(

@@ -72,7 +72,7 @@ class StoredSessions:
         if session.turn is not None:
             raise ServiceError(errors.SESSION_BUSY, f"session {session_id} is running a turn")
         if self.recorder:
-            opened = OpenCalls()
+            opened, last = OpenCalls(), 0
             for entry in await self.recorder.journal(session_id):
                 try:
                     update = UPDATE_ADAPTER.validate_python(entry.update)
@@ -81,7 +81,10 @@ class StoredSessions:
                     continue
                 for closing in opened.see(entry.turn_id, update):
                     self._deliver(session, entry.turn_id, closing)
-                self._deliver(session, entry.turn_id, update)
+                fresh = entry.seq is None or entry.seq <= last
+                last = self._deliver(
+                    session, entry.turn_id, update, seq=None if fresh else entry.seq
+                )
         return self.describe(session)
 
     async def open_snapshot(
@@ -124,6 +127,7 @@ class StoredSessions:
             )
             assert self.recorder is not None
             self.recorder.restored(session, unchanged(snapshot, snapshot_of(session)))
+            session.seq = await self.recorder.read(self.recorder.store.last_seq, session_id)
             return session
 
     async def list(

@@ -108,7 +108,9 @@ class Writer:
             (sid, cwd, engine, ts, ts, dumps(state)),
         )
 
-    def op_turn(self, sid: str, tid: str, prompt: str, title: str, owner: str, ts: float) -> None:
+    def op_turn(
+        self, sid: str, tid: str, prompt: str, title: str, owner: str, ts: float, seq: int | None
+    ) -> None:
         cursor = self.conn.execute(
             "INSERT INTO turns (id, session_id, status, prompt, owner, started_at) "
             "VALUES (?, ?, 'running', ?, ?, ?)",
@@ -121,7 +123,7 @@ class Writer:
             "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
             (ts, title, sid),
         )
-        self._insert(sid, tid, ts, {"kind": "user_message_chunk", "text": prompt})
+        self._insert(sid, tid, ts, {"kind": "user_message_chunk", "text": prompt}, seq=seq)
         self.marks.pop(tid, None)  # a retried first model call must not take the prompt with it
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
@@ -132,7 +134,7 @@ class Writer:
         else:
             data, kind = update.model_dump_json(by_alias=True, exclude_none=True), update.kind
         self._trace(tid, seq, ts, "update", data)
-        self._journal(sid, tid, ts, kind, update)
+        self._journal(sid, tid, ts, kind, update, seq)
 
     def op_trace(self, sid: str, tid: str, seq: int | None, ts: float, kind: str, data: Any):
         if tid not in self.ended:
@@ -182,17 +184,29 @@ class Writer:
         ).fetchall():
             self.conn.execute("UPDATE journal SET open = 0 WHERE id = ?", (row,))
             self._index(row, json.loads(entry))
+        seq = self._last_seq(sid)
         for call_id in self._unfinished_calls(tid):
             update = {"kind": "tool_call_update", "toolCallId": call_id, "status": "failed"}
-            self._insert(sid, tid, ts, {**update, "error": INTERRUPTED})
+            seq += 1
+            self._insert(sid, tid, ts, {**update, "error": INTERRUPTED}, seq=seq)
         end = TurnEnd(terminal="aborted", stop_reason="cancelled", usage=Usage(), error=INTERRUPTED)
-        self._insert(sid, tid, ts, end.to_wire())
+        self._insert(sid, tid, ts, end.to_wire(), seq=seq + 1)
         result = {k: v for k, v in end.to_wire().items() if k != "kind"}
         self.op_end(sid, tid, ts, {"turnId": tid, **result}, None)
 
     # -- the journal ---------------------------------------------------------------------------
 
-    def _journal(self, sid: str, tid: str, ts: float, kind: str, update: Any) -> None:
+    def _last_seq(self, sid: str) -> int:
+        journal = self.conn.execute("SELECT MAX(seq) FROM journal WHERE session_id = ?", (sid,))
+        trace = self.conn.execute(
+            "SELECT MAX(r.seq) FROM turns t JOIN trace r ON r.turn = t.n WHERE t.session_id = ?",
+            (sid,),
+        )
+        return max(journal.fetchone()[0] or 0, trace.fetchone()[0] or 0)
+
+    def _journal(
+        self, sid: str, tid: str, ts: float, kind: str, update: Any, seq: int | None
+    ) -> None:
         run = self.runs.get(tid)
         if run is not None and run.kind != kind:
             self._close_run(tid)
@@ -204,20 +218,31 @@ class Writer:
         elif kind in RUN_KINDS:
             text = update["text"] if isinstance(update, dict) else update.text
             if run is None:
-                row = self._insert(sid, tid, ts, {"kind": kind, "text": text}, open_run=True)
+                entry = {"kind": kind, "text": text}
+                row = self._insert(sid, tid, ts, entry, open_run=True, seq=seq)
                 run = self.runs[tid] = Run(row, kind)
             run.texts.append(text)
             run.dirty = True
         else:
             wire = update if isinstance(update, dict) else update.to_wire()
             if journaled(wire):
-                self._insert(sid, tid, ts, wire)
+                self._insert(sid, tid, ts, wire, seq=seq)
 
-    def _insert(self, sid: str, tid: str, ts: float, entry: dict, *, open_run: bool = False) -> int:
+    def _insert(
+        self,
+        sid: str,
+        tid: str,
+        ts: float,
+        entry: dict,
+        *,
+        open_run: bool = False,
+        seq: int | None = None,
+    ) -> int:
         role = ROLES.get(entry.get("kind", ""), "event")
         cursor = self.conn.execute(
-            "INSERT INTO journal (session_id, turn_id, ts, role, entry, open) VALUES (?,?,?,?,?,?)",
-            (sid, tid, ts, role, dumps(entry), int(open_run)),
+            "INSERT INTO journal (session_id, turn_id, ts, role, entry, open, seq) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (sid, tid, ts, role, dumps(entry), int(open_run), seq),
         )
         row = cursor.lastrowid
         assert row is not None
