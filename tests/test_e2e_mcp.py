@@ -54,7 +54,8 @@ def pixel_urls(body: dict) -> list[str]:
     """The image URLs of the user messages that follow tool messages."""
     urls = []
     for before, message in zip(body["messages"], body["messages"][1:], strict=False):
-        if before["role"] == "tool" and message["role"] == "user":
+        images = isinstance(message["content"], list)  # not a prompt after a cancelled call
+        if before["role"] == "tool" and message["role"] == "user" and images:
             assert message["content"][0] == {"type": "text", "text": TOOL_IMAGES}
             urls += [p["image_url"]["url"] for p in message["content"][1:]]
     return urls
