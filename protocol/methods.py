@@ -108,6 +108,8 @@ class PromptResult(WireModel):
     stop_reason: StopReason
     usage: Usage
     error: str | None = None
+    unsent_steers: list[str] | None = None
+    """As on `turn_end`: accepted steers the turn ended before taking; send them again."""
 
 
 class SessionRef(WireModel):

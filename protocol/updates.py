@@ -205,6 +205,9 @@ class TurnEnd(WireModel):
     stop_reason: StopReason
     usage: Usage
     error: str | None = None
+    unsent_steers: list[str] | None = None
+    """Steers accepted (`queued: true`) that the turn ended before taking: never sent to the
+    model and dropped by the server; send them again if they still apply."""
 
 
 SessionUpdateKind = Annotated[

@@ -120,7 +120,6 @@ async def test_seq_survives_a_reload_in_a_new_process(tmp_path, workspace, fake_
     )
 
 
-@pytest.mark.xfail(strict=True, reason="a steer left when the turn ends is not reported")
 async def test_a_steer_the_turn_never_took_is_reported_back(tmp_path, workspace, fake_llm):
     configure(workspace, fake_llm, "openai", permissions={"mode": "bypassPermissions"})
     fake_llm.script(Reply(tool_calls=[FakeToolCall("bash", {"command": "sleep 30"})]))
@@ -143,3 +142,55 @@ async def test_a_steer_the_turn_never_took_is_reported_back(tmp_path, workspace,
     assert ends[0]["unsentSteers"] == ["use tabs"] and "unsentSteers" not in again
     sent = json.dumps(fake_llm.requests[-1].body["messages"])
     assert "use tabs" not in sent  # handed back to the client, not slipped into the next turn
+
+
+TODOS = {"todos": [{"id": "1", "content": "Fix the bug", "status": "in_progress"}]}
+
+
+@pytest.mark.xfail(strict=True, reason="a kill -9 loses the steps the cut turn finished")
+async def test_kill_9_mid_tool_keeps_the_finished_steps_and_their_todos(
+    tmp_path, workspace, fake_llm
+):
+    configure(workspace, fake_llm, "openai", permissions={"mode": "bypassPermissions"})
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("todo_write", TODOS, id="call_todo")]),
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "sleep 30"}, id="call_cut")]),
+    )
+    first = await start(tmp_path, "openai")
+    try:
+        sid = (await first.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        running = asyncio.ensure_future(first.call("session/prompt", prompt(sid)))
+        await first.wait_for(
+            lambda u: (
+                u["update"].get("status") == "in_progress"
+                and u["update"]["toolCallId"] == "call_cut"
+            ),
+            60,
+        )
+        await asyncio.sleep(0.3)  # the store commits continuously; let it catch up
+        first._server.kill()
+        await first._server.wait()
+        running.cancel()
+    finally:
+        await first.close()
+    again = {**TODOS, "expected_revision": 1}
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("todo_write", again, id="call_again")]), Reply(text="done")
+    )
+    second = await start(tmp_path, "openai")
+    try:
+        await second.call("session/load", {"sessionId": sid})
+        replayed = [u["update"] for u in second.updates]
+        result = await second.call("session/prompt", prompt(sid, "carry on"))
+    finally:
+        await second.close()
+    cut = [u for u in replayed if u.get("toolCallId") == "call_cut"]
+    assert [(u["kind"], u.get("status")) for u in cut] == [
+        ("tool_call", None),
+        ("tool_call_update", "failed"),
+    ]
+    assert replayed[-1]["kind"] == "turn_end" and replayed[-1]["terminal"] == "aborted"
+    assert result["terminal"] == "completed"
+    done = [u["update"] for u in second.updates if u["update"].get("toolCallId") == "call_again"]
+    assert done[-1]["status"] == "completed", done
+    assert fake_llm.refusals == []

@@ -620,6 +620,10 @@ export interface PromptResult {
     "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
   terminal: "completed" | "aborted" | "failed" | "timed_out";
   turnId: string;
+  /**
+   * As on `turn_end`: accepted steers the turn ended before taking; send them again.
+   */
+  unsentSteers?: string[] | null;
   usage: Usage;
 }
 /**
@@ -901,6 +905,11 @@ export interface TurnEnd {
   stopReason:
     "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
   terminal: "completed" | "aborted" | "failed" | "timed_out";
+  /**
+   * Steers accepted (`queued: true`) that the turn ended before taking: never sent to the
+   * model and dropped by the server; send them again if they still apply.
+   */
+  unsentSteers?: string[] | null;
   usage: Usage;
 }
 /**

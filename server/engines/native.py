@@ -345,6 +345,11 @@ class NativeEngine:
     def steer(self, handle: NativeSession, text: str) -> None:
         handle.steers.append(text)
 
+    def unsent_steers(self, handle: NativeSession) -> list[str]:
+        """At a turn's end: the steers it did not take (the client is told, to resend them)."""
+        left, handle.steers = handle.steers, []
+        return left
+
     def set_model(self, handle: NativeSession, model: str, *, reason: str = "set_model") -> None:
         handle.switch_model(model, reason=reason)
 

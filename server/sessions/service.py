@@ -360,10 +360,18 @@ class SessionService(StoredSessions):
         else:
             assert outcome is not None
             terminal, stop, usage = "completed", outcome.stop_reason, wire_usage(outcome.usage)
-        end = TurnEnd(terminal=terminal, stop_reason=stop, usage=usage, error=error)
+        unsent = unsent_steers(session) or None
+        end = TurnEnd(
+            terminal=terminal, stop_reason=stop, usage=usage, error=error, unsent_steers=unsent
+        )
         self._send(session, turn, end)
         return PromptResult(
-            turn_id=turn.id, terminal=terminal, stop_reason=stop, usage=usage, error=error
+            turn_id=turn.id,
+            terminal=terminal,
+            stop_reason=stop,
+            usage=usage,
+            error=error,
+            unsent_steers=unsent,
         )
 
     def _tracing(self, session: Session, turn: Turn) -> AbstractContextManager[None]:
@@ -414,6 +422,12 @@ class SessionService(StoredSessions):
         if self.recorder and turn.live:
             data = {"request": request.to_wire(), "result": result.to_wire()}
             self.recorder.trace(session, turn.id, kind, data)
+
+
+def unsent_steers(session: Session) -> list[str]:
+    """Steers the ended turn never took, taken back from engines that queue them."""
+    take = getattr(session.engine, "unsent_steers", None)
+    return list(take(session.handle)) if take else []
 
 
 class BadPrompt(Exception):
