@@ -117,7 +117,7 @@ stream as `session/update` notifications meanwhile; the response carries the ter
   | a tool that crashes | `failed`, `error` "<tool> failed unexpectedly: …" | the same; the turn goes on |
   | a permission or question left unanswered | as for cancel or deadline; an error answer counts as a refusal / decline and the turn goes on | |
   | shutdown or a signal | as for cancel (the turn ends `aborted`) | |
-  | a crash (`kill -9`, power loss) | at the next start the turn is stored `aborted` and its open calls `failed` with "the server stopped before this turn finished" | the model's history resumes where the last ended turn left it; the cut turn stays in the replayed journal |
+  | a crash (`kill -9`, power loss) | at the next start the turn is stored `aborted` and its open calls `failed` with "the server stopped before this turn finished" | the model's history resumes after the cut turn's last finished step (each finished step is stored at once, with the todos it wrote) |
 
   ACP shows the closing update as `tool_call_update` with status `failed`; stream-json as a
   `user` message with a `tool_result` whose `is_error` is true. A session stored by an older

@@ -147,7 +147,6 @@ async def test_a_steer_the_turn_never_took_is_reported_back(tmp_path, workspace,
 TODOS = {"todos": [{"id": "1", "content": "Fix the bug", "status": "in_progress"}]}
 
 
-@pytest.mark.xfail(strict=True, reason="a kill -9 loses the steps the cut turn finished")
 async def test_kill_9_mid_tool_keeps_the_finished_steps_and_their_todos(
     tmp_path, workspace, fake_llm
 ):

@@ -87,14 +87,25 @@ class Recorder:
         self.store.record_trace(session.id, turn_id, kind, data)
 
     async def turn_ended(self, session: Session, turn: Turn, result: PromptResult) -> None:
+        self.store.end_turn(session.id, turn.id, result.to_wire(), self._new_messages(session))
+        await self.store.flush()
+
+    def step_finished(self, session: Session, turn: Turn) -> None:
+        """A finished step is saved at once: a crash later in the turn keeps it (and the todos
+        it wrote), so the history resumes where the journal shows."""
+        state = self._new_messages(session)
+        if state is not None:
+            self.store.save_step(session.id, turn.id, state)
+
+    def _new_messages(self, session: Session) -> dict[str, Any] | None:
+        """The engine's snapshot with only the messages not stored yet (from `historyStart`)."""
         state = snapshot(session)
         if state is not None:
             history = state.pop("history", [])
             start = min(self._saved.get(session.id, 0), len(history))
             state["history"], state["historyStart"] = history[start:], start
             self._saved[session.id] = len(history)
-        self.store.end_turn(session.id, turn.id, result.to_wire(), state)
-        await self.store.flush()
+        return state
 
     def state_changed(self, session: Session) -> None:
         self.store.patch_state(session.id, dict(session.engine.describe(session.handle)))

@@ -398,11 +398,13 @@ class SessionService(StoredSessions):
 
     def _send(self, session: Session, turn: Turn, update: SessionUpdateKind) -> None:
         """Every event of a turn passes here: delivered to the client, then recorded."""
-        if isinstance(update, StepFinish):
-            turn.billed += ProviderUsage(**update.usage.model_dump())
         seq = self._deliver(session, turn.id, update)
         if self.recorder:
             self.recorder.update(session, turn.id, seq, update)
+        if isinstance(update, StepFinish):
+            turn.billed += ProviderUsage(**update.usage.model_dump())
+            if self.recorder:
+                self.recorder.step_finished(session, turn)
 
     def _deliver(
         self, session: Session, turn_id: str, update: SessionUpdateKind, *, seq: int | None = None

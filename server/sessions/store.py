@@ -143,6 +143,10 @@ class Store:
         `historyStart` on) replaces the session's state and extends its transcript."""
         self._put("end", sid, tid, time.time(), result, snapshot)
 
+    def save_step(self, sid: str, tid: str, snapshot: dict[str, Any]) -> None:
+        """A finished step of a running turn: `snapshot` as for `end_turn`."""
+        self._put("step", sid, tid, snapshot)
+
     def patch_state(self, sid: str, patch: dict[str, Any]) -> None:
         self._put("state", sid, patch)
 

@@ -172,6 +172,10 @@ class Writer:
         if len(self.ended) > _ENDED_KEPT:
             del self.ended[next(iter(self.ended))]
 
+    def op_step(self, sid: str, tid: str, snapshot: dict) -> None:
+        if tid not in self.ended:
+            self._save_snapshot(sid, tid, snapshot)
+
     def op_state(self, sid: str, patch: dict) -> None:
         self.conn.execute(
             "UPDATE sessions SET state = json_patch(state, ?) WHERE id = ?", (dumps(patch), sid)
