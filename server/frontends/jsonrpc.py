@@ -9,12 +9,10 @@ results go out by alias.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -44,14 +42,13 @@ from protocol.methods import (
 )
 from server import __version__
 from server.engines.registry import ENGINE_IDS, engine_infos
+from server.frontends.lsp_frames import BadFrame, read_frames
 from server.frontends.stdio import StdinChunks
 from server.providers.registry import PROVIDERS
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
 
-CONTENT_LENGTH = re.compile(rb"Content-Length:\s*(\d+)", re.IGNORECASE)
-MAX_FRAME = 64 * 1024 * 1024
 
 
 # -- wire messages that keep params and results as plain dicts -------------------------------
@@ -131,52 +128,7 @@ def server_capabilities() -> dict[str, Any]:
     }
 
 
-# -- framing ----------------------------------------------------------------------------------
-
-
-async def read_frames(next_chunk: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes | None]:
-    """Yield frame bodies. Yields None for a frame that could not be delimited."""
-    buf = bytearray()
-    eof = False
-    while True:
-        header_end = buf.find(b"\r\n\r\n")
-        match = CONTENT_LENGTH.search(buf, 0, header_end if header_end >= 0 else len(buf))
-        if match and header_end >= 0:
-            length = int(match.group(1))
-            if length > MAX_FRAME:
-                del buf[: header_end + 4]
-                yield None
-                continue
-            start = header_end + 4
-            while len(buf) < start + length and not eof:
-                chunk = await next_chunk()
-                eof = not chunk
-                buf += chunk
-            body = bytes(buf[start : start + length])
-            # A Content-Length that overruns into the next frame: resync at that frame's header.
-            nxt = CONTENT_LENGTH.search(body)
-            if nxt and _unparseable(body):
-                del buf[: start + nxt.start()]
-                yield None
-                continue
-            del buf[: start + length]
-            yield body
-            continue
-        if eof:
-            return
-        chunk = await next_chunk()
-        eof = not chunk
-        buf += chunk
-        if not match and header_end < 0 and len(buf) > 65536 and not CONTENT_LENGTH.search(buf):
-            del buf[:-32]  # garbage without any header: keep a tail in case one starts there
-
-
-def _unparseable(body: bytes) -> bool:
-    try:
-        json.loads(body)
-    except ValueError:
-        return True
-    return False
+# -- output -----------------------------------------------------------------------------------
 
 
 class CoalescingWriter:
@@ -420,28 +372,29 @@ class AgentlsServer(LanguageServer):
             {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
         )
 
-    def handle_frame(self, body: bytes | None) -> None:
-        if body is None:
-            self.send_error(None, errors.PARSE_ERROR, "unreadable frame (bad Content-Length)")
-            return
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            self.send_error(None, errors.PARSE_ERROR, f"parse error: {exc}")
+    def handle_frame(self, data: Any) -> None:
+        if isinstance(data, BadFrame):
+            self.send_error(None, errors.PARSE_ERROR, data.reason)
             return
         problem = envelope_problem(data)
+        msg_id = data.get("id") if isinstance(data, dict) else None
         if problem:
-            msg_id = data.get("id") if isinstance(data, dict) else None
             valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
             self.send_error(msg_id if valid_id else None, errors.INVALID_REQUEST, problem)
             return
+        is_request = "id" in data and "method" in data
         if "method" in data:
             data.setdefault("params", None)
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
-            if "id" in data and "method" in data:
-                self.send_error(data["id"], exc.code, exc.message or "invalid params")
+            if is_request:
+                self.send_error(msg_id, exc.code, exc.message or "invalid params")
+            return
+        except Exception as exc:  # cattrs and friends on shapes nobody anticipated
+            log.warning("unusable message: %s", exc)
+            if is_request:
+                self.send_error(msg_id, errors.INVALID_REQUEST, "unusable message")
             return
         self.protocol.handle_message(message)
 
@@ -449,9 +402,9 @@ class AgentlsServer(LanguageServer):
         self.protocol.set_writer(CoalescingWriter(stdout))
         chunks = StdinChunks(stdin)
         try:
-            async for body in read_frames(chunks.next):
+            async for frame in read_frames(chunks.next):
                 try:
-                    self.handle_frame(body)
+                    self.handle_frame(frame)
                 except SystemExit:
                     raise
                 except Exception:
@@ -470,14 +423,23 @@ def envelope_problem(data: Any) -> str | None:
     if "method" in data:
         if not isinstance(data["method"], str):
             return '"method" must be a string'
-        if "id" in data and (
-            not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)
-        ):
+        if "id" not in data:
+            return None
+        if not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool):
             return '"id" must be a string or an integer'
+        if is_notification(data["method"]):
+            return f"{data['method']} is a notification: send it without an id"
         return None
     if "id" in data and ("result" in data or "error" in data):
         return None
     return "neither a request, a notification nor a response"
+
+
+def is_notification(method: str) -> bool:
+    if method in BY_NAME:
+        return BY_NAME[method].is_notification
+    types = lsp.METHOD_TO_TYPES.get(method)
+    return types is not None and types[1] is None
 
 
 def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> int:
