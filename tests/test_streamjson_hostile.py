@@ -57,7 +57,6 @@ def check_served(proc, bad_lines: int) -> None:
     assert got[-1]["type"] == "result" and got[-1]["result"] == "You said: small"
 
 
-@pytest.mark.xfail(strict=True, reason="a wrongly typed stream-json line kills the process")
 @pytest.mark.parametrize("line", list(HOSTILE_LINES.values()), ids=list(HOSTILE_LINES))
 def test_a_wrongly_typed_line_is_an_error_frame(tmp_path, workspace, line):
     data = json.dumps(line).encode() + b"\n" + json.dumps(user("small")).encode() + b"\n"
@@ -70,7 +69,6 @@ def test_lines_that_were_already_refused(tmp_path, workspace, line):
     check_served(run(tmp_path, workspace, data, *stream()), 1)
 
 
-@pytest.mark.xfail(strict=True, reason="deep nesting raises RecursionError out of the reader")
 @pytest.mark.parametrize(
     "line",
     [
