@@ -42,6 +42,7 @@ from protocol.methods import (
 )
 from server import __version__
 from server.engines.registry import ENGINE_IDS, engine_infos
+from server.frontends.envelope import envelope_problem, error_reply, reply_id
 from server.frontends.lsp_frames import BadFrame, read_frames
 from server.frontends.stdio import StdinChunks
 from server.providers.registry import PROVIDERS
@@ -368,19 +369,16 @@ class AgentlsServer(LanguageServer):
     # -- the message loop ------------------------------------------------------------------
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-        )
+        self.protocol._send_data(error_reply(msg_id, code, message))
 
     def handle_frame(self, data: Any) -> None:
         if isinstance(data, BadFrame):
             self.send_error(None, errors.PARSE_ERROR, data.reason)
             return
-        problem = envelope_problem(data)
-        msg_id = data.get("id") if isinstance(data, dict) else None
+        problem = envelope_problem(data, is_notification)
+        msg_id = reply_id(data)
         if problem:
-            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
-            self.send_error(msg_id if valid_id else None, errors.INVALID_REQUEST, problem)
+            self.send_error(msg_id, errors.INVALID_REQUEST, problem)
             return
         is_request = "id" in data and "method" in data
         if "method" in data:
@@ -411,28 +409,6 @@ class AgentlsServer(LanguageServer):
                     log.exception("failed to handle a frame")
         finally:
             await self.service.close_all()
-
-
-def envelope_problem(data: Any) -> str | None:
-    if isinstance(data, list):
-        return "batch requests are not supported"
-    if not isinstance(data, dict):
-        return "a JSON-RPC message must be an object"
-    if data.get("jsonrpc") != "2.0":
-        return 'missing or wrong "jsonrpc" (must be "2.0")'
-    if "method" in data:
-        if not isinstance(data["method"], str):
-            return '"method" must be a string'
-        if "id" not in data:
-            return None
-        if not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool):
-            return '"id" must be a string or an integer'
-        if is_notification(data["method"]):
-            return f"{data['method']} is a notification: send it without an id"
-        return None
-    if "id" in data and ("result" in data or "error" in data):
-        return None
-    return "neither a request, a notification nor a response"
 
 
 def is_notification(method: str) -> bool:
