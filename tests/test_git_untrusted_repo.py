@@ -72,7 +72,6 @@ def hostile_repo(workspace: Path) -> Path:
             f"[gpg]\n\tprogram = {canary}\n[log]\n\tshowSignature = true\n"
         )
     (workspace / "a.txt").write_text("changed\n")
-    sh_git(workspace, "add", "-N", ".gitattributes")
     return marker
 
 
@@ -91,7 +90,6 @@ READ_ONLY_CALLS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="git status runs the repository's fsmonitor and filters")
 @pytest.mark.parametrize("mode", ["default", "plan"])
 def test_a_text_only_turn_runs_no_repository_program(tmp_path, workspace, hostile_repo, mode):
     proc = run(tmp_path, workspace, [user("hi")], *stream("--permission-mode", mode))
@@ -100,7 +98,6 @@ def test_a_text_only_turn_runs_no_repository_program(tmp_path, workspace, hostil
     assert not hostile_repo.exists(), hostile_repo.read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="read-only git calls run filters, textconv and gpg")
 @pytest.mark.parametrize("args", READ_ONLY_CALLS, ids=[" ".join(a) for a in READ_ONLY_CALLS])
 def test_read_only_git_calls_run_no_repository_program(tmp_path, workspace, hostile_repo, args):
     script = [
@@ -117,4 +114,6 @@ def test_read_only_git_calls_run_no_repository_program(tmp_path, workspace, host
         if block.get("type") == "tool_result"
     ]
     assert len(results) == 1, json.dumps(frames(proc))[-3000:]
+    refused = any("%G" in a or a == "--show-signature" for a in args)
+    assert bool(results[0].get("is_error")) == refused, results[0]
     assert not hostile_repo.exists(), hostile_repo.read_text()
