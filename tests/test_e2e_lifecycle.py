@@ -59,7 +59,6 @@ def sleeping_bash(fake_llm) -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="shutdown cancels the prompt request (-32800)")
 async def test_shutdown_during_a_turn_ends_it_aborted_then_answers(tmp_path, workspace, fake_llm):
     sleeping_bash(fake_llm)
     client = await start(tmp_path, workspace, fake_llm)

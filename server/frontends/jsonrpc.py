@@ -50,6 +50,8 @@ from server.sessions.service import ClientCapabilities, ServiceError, SessionSer
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_WAIT_S = 30.0
+
 
 
 # -- wire messages that keep params and results as plain dicts -------------------------------
@@ -331,6 +333,9 @@ class AgentlsServer(LanguageServer):
         self.channel = JsonRpcChannel(self.protocol)
         self.service = service_factory(self.channel)
         self._prompt_ids: dict[Any, str] = {}
+        self._prompts: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task] = set()
+        self.shutting_down = False
         self.protocol.on_cancel_request = self._cancel_prompt
         handlers = Handlers(self.service)
         for method in METHODS:
@@ -339,16 +344,19 @@ class AgentlsServer(LanguageServer):
                 if method.name == "session/prompt":
                     impl = self._tracked(impl)
                 self.protocol.fm.features[method.name] = bind(method, impl)
-        self.protocol.fm.features[lsp.SHUTDOWN] = self._on_shutdown
 
     def _tracked(self, impl):
         async def prompt(p):
             msg_id = self.protocol.msg_id
             self._prompt_ids[msg_id] = p.session_id
+            task = asyncio.current_task()
+            if task is not None:
+                self._prompts.add(task)
             try:
                 return await impl(p)
             finally:
                 self._prompt_ids.pop(msg_id, None)
+                self._prompts.discard(task)
 
         return prompt
 
@@ -359,9 +367,17 @@ class AgentlsServer(LanguageServer):
         self.service.cancel(session_id)
         return True
 
-    def _on_shutdown(self, *args):
+    async def shutdown(self, msg_id: Any) -> None:
+        """LSP `shutdown`: running turns end `aborted` and their `session/prompt` requests get
+        their normal responses first; then `shutdown` answers. Requests after it get -32600."""
+        self.shutting_down = True
         for session_id in list(self.service.sessions):
             self.service.cancel(session_id)
+        if self._prompts:
+            await asyncio.wait(set(self._prompts), timeout=SHUTDOWN_WAIT_S)
+        await asyncio.sleep(0)  # the prompts' responses are written by their done callbacks
+        self.protocol._shutdown = True
+        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "result": None})
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         log.warning("server error (%s): %s", getattr(source, "__name__", source), error)
@@ -381,6 +397,16 @@ class AgentlsServer(LanguageServer):
             self.send_error(msg_id, errors.INVALID_REQUEST, problem)
             return
         is_request = "id" in data and "method" in data
+        method = data.get("method")
+        if self.shutting_down and method is not None and method != lsp.EXIT:
+            if is_request:
+                self.send_error(msg_id, errors.INVALID_REQUEST, "the server is shutting down")
+            return
+        if is_request and method == lsp.SHUTDOWN:
+            task = asyncio.get_running_loop().create_task(self.shutdown(msg_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return
         if "method" in data:
             data.setdefault("params", None)
         try:
