@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 MASK = "***"
 URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
@@ -40,14 +39,3 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, MASK)
     return text
-
-
-def redact_data(value: Any) -> Any:
-    """`redact` over every string of a JSON-like value."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: redact_data(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_data(v) for v in value]
-    return value
