@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import concurrency, local, peer, providers, spine, store, tools, turns
+from bench import concurrency, fuzz, local, peer, providers, spine, store, tools, turns
 
 SUITES = {
     "spine": spine.run,
@@ -20,6 +20,7 @@ SUITES = {
     "concurrency": concurrency.run,
     "peer": peer.run,
     "local": local.run,
+    "fuzz": fuzz.run,
 }
 
 

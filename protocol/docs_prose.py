@@ -28,9 +28,11 @@ Content-Length: {length}\\r\\n
   batches are not supported. Fields are camelCase.
 - stdout carries frames only. Logs go to stderr and to `logs/serve.log` in the data dir: read or
   discard stderr, since a full pipe blocks the server.
-- Bad input never stops the server: an unparseable frame or a malformed message is answered with
-  an error (its `id` is null when the message's id cannot be read), and reading resumes at the
-  next header."""
+- Bad input never stops the server: an unparseable frame, a body nested deeper than 256 levels
+  (`-32700`) or a malformed message (`-32600`) is answered with an error (its `id` is null when
+  the message's id cannot be read), and reading resumes at the next `Content-Length` header,
+  also after a header block without one or a length that is wrong. A notification's name sent
+  with an id (`session/cancel`, `initialized`) is `-32600`."""
 
 LIFECYCLE = """\
 The lifecycle is plain LSP, so `vscode-languageclient`, LSP4J and similar clients work as is:
@@ -38,8 +40,13 @@ The lifecycle is plain LSP, so `vscode-languageclient`, LSP4J and similar client
 1. the client sends `initialize` with its capabilities, and waits for the answer;
 2. the client sends the `initialized` notification;
 3. sessions: `session/new` (or `session/load`), then turns with `session/prompt`;
-4. the client sends `shutdown` (running turns are cancelled), then the `exit` notification, and
-   closes the server's stdin. The server also exits when its stdin ends.
+4. the client sends `shutdown`: running turns end `aborted` (their commands are killed), each
+   `session/prompt` in flight gets its normal response after its `turn_end`, and only then
+   does `shutdown` answer. Any request after `shutdown` gets `-32600` (Invalid Request); then
+   the client sends the `exit` notification and closes the server's stdin. The server also
+   exits when its stdin ends.
+5. SIGTERM, SIGINT and SIGHUP end the process the same way (running turns end `aborted` and are
+   stored so, commands' process groups are killed), with exit code 143, 130 and 129.
 
 ```json
 {initialize_request}

@@ -12,7 +12,9 @@ Imports stay inside the command that needs them: startup cost is paid only for w
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,14 +235,14 @@ def main(argv: list[str] | None = None) -> int:
         from server.logs import setup_logging
 
         setup_logging("serve")
-        return run_stdio(make_service_factory(flags_from(args)))
+        return on_signals(lambda: run_stdio(make_service_factory(flags_from(args))))
     if argv and argv[0] == "acp":
         args = build_serve_parser("acp").parse_args(argv[1:])
         from server.frontends.acp import run_acp
         from server.logs import setup_logging
 
         setup_logging("acp")
-        return run_acp(make_service_factory(flags_from(args)))
+        return on_signals(lambda: run_acp(make_service_factory(flags_from(args))))
     return print_mode(argv)
 
 
@@ -287,7 +289,26 @@ def print_mode(argv: list[str]) -> int:
         resume=args.resume,
         continue_session=args.continue_,
     )
-    return run_streamjson(options, make_service_factory(flags))
+    return on_signals(lambda: run_streamjson(options, make_service_factory(flags)))
+
+
+def on_signals(run: Callable[[], int]) -> int:
+    """Run a door so that SIGTERM and SIGHUP end it as Ctrl-C does: the event loop cancels the
+    door, running turns end `aborted` (stored, their commands' process groups killed), then
+    the process exits 128 + the signal number (143, 129; 130 for SIGINT)."""
+    received: list[int] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        received.append(signum)
+        signal.raise_signal(signal.SIGINT)  # asyncio's own SIGINT handler cancels the main task
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), forward)
+    code = run()
+    if received:
+        return 128 + received[0]
+    return code
 
 
 if __name__ == "__main__":

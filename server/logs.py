@@ -17,6 +17,21 @@ def data_dir() -> Path:
     return Path(user_data_dir("agentls", appauthor=False))
 
 
+class RedactSecrets(logging.Filter):
+    """Keys, tokens and URL credentials never reach a log line (`server.redact`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from server.redact import redact
+
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg, record.args = redact(message), None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
 def setup_logging(name: str) -> None:
     level = getattr(logging, os.environ.get("AGENTLS_LOG", "WARNING").upper(), logging.WARNING)
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
@@ -26,6 +41,8 @@ def setup_logging(name: str) -> None:
         handlers.append(logging.FileHandler(log_dir / f"{name}.log", encoding="utf-8"))
     except OSError:
         pass
+    for handler in handlers:
+        handler.addFilter(RedactSecrets())
     logging.basicConfig(
         level=level,
         handlers=handlers,

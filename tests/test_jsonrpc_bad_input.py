@@ -110,3 +110,68 @@ async def test_exit_with_stdin_still_open_is_clean(pipe):
     assert (await pipe.read())["id"] == 50
     pipe.send({"jsonrpc": "2.0", "method": "exit"})
     assert await asyncio.wait_for(pipe.proc.wait(), 10) == 0
+
+
+# -- hostile frames (each one stopped or wedged the reader once) -----------------------------
+
+
+
+def framed(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+async def next_reply(pipe: RawPipe) -> dict:
+    reply = await pipe.read()
+    while "id" not in reply:
+        reply = await pipe.read()
+    return reply
+
+
+@pytest.mark.parametrize("depth", [300, 5000, 200_000])
+async def test_deep_nesting_is_a_parse_error(pipe, depth):
+    body = b"[" * depth + b'"Content-Length: 1"' + b"]" * depth
+    pipe.write(framed(body))
+    assert error(await next_reply(pipe)) == (None, -32700)
+    await expect_alive(pipe, 20)
+
+
+async def test_deep_params_in_a_valid_request_are_a_parse_error(pipe):
+    params = b'{"cwd": ' + b'{"a": ' * 400 + b"1" + b"}" * 400 + b"}"
+    body = b'{"jsonrpc": "2.0", "id": 21, "method": "session/new", "params": ' + params + b"}"
+    pipe.write(framed(body))
+    assert error(await next_reply(pipe)) == (None, -32700)
+    await expect_alive(pipe, 22)
+
+
+async def test_header_block_without_content_length_resyncs(pipe):
+    body = json.dumps(request(30)).encode()
+    pipe.write(b"Content-Type: application/json\r\n\r\n" + body)
+    pipe.send(request(31))
+    assert error(await next_reply(pipe)) == (None, -32700)
+    reply = await next_reply(pipe)
+    assert reply["id"] == 31 and reply["result"]["engines"][0]["id"] == "native"
+
+
+@pytest.mark.parametrize("extra", [1, 3, 7])
+async def test_content_length_a_few_bytes_too_large_resyncs(pipe, extra):
+    body = json.dumps(request(40)).encode()
+    pipe.write(framed(body, len(body) + extra))
+    pipe.send(request(41))
+    assert error(await next_reply(pipe)) == (None, -32700)
+    reply = await next_reply(pipe)
+    assert reply["id"] == 41 and reply["result"]["engines"][0]["id"] == "native"
+
+
+async def test_content_length_too_large_on_a_lone_frame_is_still_answered(pipe):
+    body = json.dumps(request(42)).encode()
+    pipe.write(framed(body, len(body) + 2))
+    reply = await next_reply(pipe)
+    assert reply["id"] == 42 and reply["result"]["engines"][0]["id"] == "native"
+    await expect_alive(pipe, 43)
+
+
+@pytest.mark.parametrize("method", ["session/cancel", "initialized", "$/cancelRequest", "exit"])
+async def test_notification_names_sent_as_requests_get_an_error(pipe, method):
+    pipe.send({"jsonrpc": "2.0", "id": 60, "method": method, "params": {"sessionId": "s"}})
+    assert error(await next_reply(pipe)) == (60, -32600)
+    await expect_alive(pipe, 61)

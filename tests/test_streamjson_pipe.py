@@ -18,8 +18,8 @@ UPDATE = os.environ.get("AGENTLS_UPDATE_GOLDEN") == "1"
 VOLATILE = {"uuid", "session_id", "duration_ms", "duration_api_ms", "pid", "cwd", "tools"}
 
 
-def run(tmp_path, workspace, lines, *args, script=None, timeout=30):
-    env = server_env(tmp_path, AGENTLS_PROVIDER="scripted")
+def run(tmp_path, workspace, lines, *args, script=None, timeout=30, env=None):
+    env = server_env(tmp_path, **{"AGENTLS_PROVIDER": "scripted", **(env or {})})
     if script is not None:
         path = tmp_path / "script.json"
         path.write_text(json.dumps(script))

@@ -246,10 +246,20 @@ def test_other_subcommands_and_global_options_are_refused(args, first):
         ["show", "--ext-d"],
         ["diff", "--textconv"],
         ["log", "-p", "--textc"],
+        ["show", "--show-signature"],
+        ["log", "--show-sig"],
     ],
 )
 def test_options_that_write_files_or_run_programs_are_refused(args):
     with pytest.raises(ValidationError, match=r"option --[a-z-]+(=/tmp/x)? is not allowed"):
+        Git.Input(args=args)
+
+
+@pytest.mark.parametrize(
+    "args", [["log", "--format=%G?"], ["log", "--pretty", "format:%h %GS"], ["show", "-s", "%GK"]]
+)
+def test_signature_placeholders_are_refused(args):
+    with pytest.raises(ValidationError, match="signature placeholders"):
         Git.Input(args=args)
 
 

@@ -20,6 +20,7 @@ import anyio
 from server.engines.base import TurnSink
 from server.providers.messages import Message, TextPart
 from server.skills import ACTIVE_KEY, summary_lines
+from server.tools.git_env import safe_env
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession
@@ -64,11 +65,21 @@ UNKNOWN = GitState("", "", None)
 
 
 def git_state(cwd: Path) -> GitState | None:
-    """The repository state of `cwd`; None when it is not inside a git work tree."""
+    """The repository state of `cwd`; None when it is not inside a git work tree. Runs no
+    program the repository's config names (see `server.tools.git_env`)."""
+
+    env = safe_env(cwd)
 
     def git(*args: str) -> str:
         return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=True
+            ["git", "--no-pager", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout
 
     try:

@@ -37,6 +37,7 @@ from server import __version__
 from server.engines.base import UserNotReachable
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
+from server.frontends.acp_lines import MAX_LINE, CheckedLines
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
@@ -364,9 +365,14 @@ def available_commands(service: SessionService, session_id: str) -> list[schema.
 def run_acp(service_factory: Callable[[AcpDoor], SessionService]) -> int:
     async def main() -> None:
         door = AcpDoor(service_factory)
+        reader, writer = await acp.stdio_streams(limit=MAX_LINE)
+        conn = acp.AgentSideConnection(
+            door, CheckedLines(reader, writer), listening=False, use_unstable_protocol=True
+        )
         try:
-            await acp.run_agent(door, use_unstable_protocol=True)
+            await conn.listen()
         finally:
+            await asyncio.shield(conn.close())
             await door.service.close_all()
 
     try:

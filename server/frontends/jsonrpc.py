@@ -9,12 +9,10 @@ results go out by alias.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -44,14 +42,16 @@ from protocol.methods import (
 )
 from server import __version__
 from server.engines.registry import ENGINE_IDS, engine_infos
+from server.frontends.envelope import envelope_problem, error_reply, reply_id
+from server.frontends.lsp_frames import BadFrame, read_frames
 from server.frontends.stdio import StdinChunks
 from server.providers.registry import PROVIDERS
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
 
 log = logging.getLogger(__name__)
 
-CONTENT_LENGTH = re.compile(rb"Content-Length:\s*(\d+)", re.IGNORECASE)
-MAX_FRAME = 64 * 1024 * 1024
+SHUTDOWN_WAIT_S = 30.0
+
 
 
 # -- wire messages that keep params and results as plain dicts -------------------------------
@@ -131,52 +131,7 @@ def server_capabilities() -> dict[str, Any]:
     }
 
 
-# -- framing ----------------------------------------------------------------------------------
-
-
-async def read_frames(next_chunk: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes | None]:
-    """Yield frame bodies. Yields None for a frame that could not be delimited."""
-    buf = bytearray()
-    eof = False
-    while True:
-        header_end = buf.find(b"\r\n\r\n")
-        match = CONTENT_LENGTH.search(buf, 0, header_end if header_end >= 0 else len(buf))
-        if match and header_end >= 0:
-            length = int(match.group(1))
-            if length > MAX_FRAME:
-                del buf[: header_end + 4]
-                yield None
-                continue
-            start = header_end + 4
-            while len(buf) < start + length and not eof:
-                chunk = await next_chunk()
-                eof = not chunk
-                buf += chunk
-            body = bytes(buf[start : start + length])
-            # A Content-Length that overruns into the next frame: resync at that frame's header.
-            nxt = CONTENT_LENGTH.search(body)
-            if nxt and _unparseable(body):
-                del buf[: start + nxt.start()]
-                yield None
-                continue
-            del buf[: start + length]
-            yield body
-            continue
-        if eof:
-            return
-        chunk = await next_chunk()
-        eof = not chunk
-        buf += chunk
-        if not match and header_end < 0 and len(buf) > 65536 and not CONTENT_LENGTH.search(buf):
-            del buf[:-32]  # garbage without any header: keep a tail in case one starts there
-
-
-def _unparseable(body: bytes) -> bool:
-    try:
-        json.loads(body)
-    except ValueError:
-        return True
-    return False
+# -- output -----------------------------------------------------------------------------------
 
 
 class CoalescingWriter:
@@ -378,6 +333,9 @@ class AgentlsServer(LanguageServer):
         self.channel = JsonRpcChannel(self.protocol)
         self.service = service_factory(self.channel)
         self._prompt_ids: dict[Any, str] = {}
+        self._prompts: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task] = set()
+        self.shutting_down = False
         self.protocol.on_cancel_request = self._cancel_prompt
         handlers = Handlers(self.service)
         for method in METHODS:
@@ -386,16 +344,19 @@ class AgentlsServer(LanguageServer):
                 if method.name == "session/prompt":
                     impl = self._tracked(impl)
                 self.protocol.fm.features[method.name] = bind(method, impl)
-        self.protocol.fm.features[lsp.SHUTDOWN] = self._on_shutdown
 
     def _tracked(self, impl):
         async def prompt(p):
             msg_id = self.protocol.msg_id
             self._prompt_ids[msg_id] = p.session_id
+            task = asyncio.current_task()
+            if task is not None:
+                self._prompts.add(task)
             try:
                 return await impl(p)
             finally:
                 self._prompt_ids.pop(msg_id, None)
+                self._prompts.discard(task)
 
         return prompt
 
@@ -406,9 +367,17 @@ class AgentlsServer(LanguageServer):
         self.service.cancel(session_id)
         return True
 
-    def _on_shutdown(self, *args):
+    async def shutdown(self, msg_id: Any) -> None:
+        """LSP `shutdown`: running turns end `aborted` and their `session/prompt` requests get
+        their normal responses first; then `shutdown` answers. Requests after it get -32600."""
+        self.shutting_down = True
         for session_id in list(self.service.sessions):
             self.service.cancel(session_id)
+        if self._prompts:
+            await asyncio.wait(set(self._prompts), timeout=SHUTDOWN_WAIT_S)
+        await asyncio.sleep(0)  # the prompts' responses are written by their done callbacks
+        self.protocol._shutdown = True
+        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "result": None})
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         log.warning("server error (%s): %s", getattr(source, "__name__", source), error)
@@ -416,32 +385,40 @@ class AgentlsServer(LanguageServer):
     # -- the message loop ------------------------------------------------------------------
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-        )
+        self.protocol._send_data(error_reply(msg_id, code, message))
 
-    def handle_frame(self, body: bytes | None) -> None:
-        if body is None:
-            self.send_error(None, errors.PARSE_ERROR, "unreadable frame (bad Content-Length)")
+    def handle_frame(self, data: Any) -> None:
+        if isinstance(data, BadFrame):
+            self.send_error(None, errors.PARSE_ERROR, data.reason)
             return
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            self.send_error(None, errors.PARSE_ERROR, f"parse error: {exc}")
-            return
-        problem = envelope_problem(data)
+        problem = envelope_problem(data, is_notification)
+        msg_id = reply_id(data)
         if problem:
-            msg_id = data.get("id") if isinstance(data, dict) else None
-            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
-            self.send_error(msg_id if valid_id else None, errors.INVALID_REQUEST, problem)
+            self.send_error(msg_id, errors.INVALID_REQUEST, problem)
+            return
+        is_request = "id" in data and "method" in data
+        method = data.get("method")
+        if self.shutting_down and method is not None and method != lsp.EXIT:
+            if is_request:
+                self.send_error(msg_id, errors.INVALID_REQUEST, "the server is shutting down")
+            return
+        if is_request and method == lsp.SHUTDOWN:
+            task = asyncio.get_running_loop().create_task(self.shutdown(msg_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
             return
         if "method" in data:
             data.setdefault("params", None)
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
-            if "id" in data and "method" in data:
-                self.send_error(data["id"], exc.code, exc.message or "invalid params")
+            if is_request:
+                self.send_error(msg_id, exc.code, exc.message or "invalid params")
+            return
+        except Exception as exc:  # cattrs and friends on shapes nobody anticipated
+            log.warning("unusable message: %s", exc)
+            if is_request:
+                self.send_error(msg_id, errors.INVALID_REQUEST, "unusable message")
             return
         self.protocol.handle_message(message)
 
@@ -449,9 +426,9 @@ class AgentlsServer(LanguageServer):
         self.protocol.set_writer(CoalescingWriter(stdout))
         chunks = StdinChunks(stdin)
         try:
-            async for body in read_frames(chunks.next):
+            async for frame in read_frames(chunks.next):
                 try:
-                    self.handle_frame(body)
+                    self.handle_frame(frame)
                 except SystemExit:
                     raise
                 except Exception:
@@ -460,24 +437,11 @@ class AgentlsServer(LanguageServer):
             await self.service.close_all()
 
 
-def envelope_problem(data: Any) -> str | None:
-    if isinstance(data, list):
-        return "batch requests are not supported"
-    if not isinstance(data, dict):
-        return "a JSON-RPC message must be an object"
-    if data.get("jsonrpc") != "2.0":
-        return 'missing or wrong "jsonrpc" (must be "2.0")'
-    if "method" in data:
-        if not isinstance(data["method"], str):
-            return '"method" must be a string'
-        if "id" in data and (
-            not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)
-        ):
-            return '"id" must be a string or an integer'
-        return None
-    if "id" in data and ("result" in data or "error" in data):
-        return None
-    return "neither a request, a notification nor a response"
+def is_notification(method: str) -> bool:
+    if method in BY_NAME:
+        return BY_NAME[method].is_notification
+    types = lsp.METHOD_TO_TYPES.get(method)
+    return types is not None and types[1] is None
 
 
 def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> int:

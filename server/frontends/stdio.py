@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
+import itertools
+import json
 import os
+import re
 import threading
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 class StdinChunks:
@@ -65,3 +69,28 @@ async def read_lines(chunks: StdinChunks, *, limit: int) -> asyncio.AsyncIterato
                 yield None
             skipping = True
             buf.clear()
+
+
+MAX_DEPTH = 256
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+
+
+def parse_json(data: bytes | str) -> Any:
+    """`json.loads` for input from outside: nesting deeper than MAX_DEPTH is refused before
+    parsing (deep input would raise RecursionError here or in whatever walks it later).
+    Anything unusable raises ValueError."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(raw) > MAX_DEPTH:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def depth(raw: bytes) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped (computed in C loops)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).translate(_STEPS)
+    return max(itertools.accumulate(array.array("b", brackets)), default=0)

@@ -16,9 +16,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, assert_never
 
 import anyio
+from pydantic import ValidationError
 
 from protocol.methods import (
     AskQuestionParams,
@@ -35,6 +36,20 @@ from server.frontends.streamjson_frames import (
     TurnFrames,
     cc_tool_name,
     new_uuid,
+)
+from server.frontends.streamjson_input import (
+    Block,
+    ControlRequestBody,
+    ControlRequestLine,
+    ControlResponseLine,
+    IgnoredLine,
+    ImageBlock,
+    Line,
+    TextBlock,
+    ToolAnswer,
+    UserLine,
+    parse_line,
+    tool_answer,
 )
 from server.sessions.service import ClientCapabilities, ServiceError
 
@@ -124,20 +139,20 @@ class StreamJsonDoor:
                 "decision_reason": call.reason,
             }
         )
-        if answer.get("behavior") == "allow":
-            kind = "allow_always" if answer.get("updatedPermissions") else "allow_once"
+        if answer.behavior == "allow":
+            kind = "allow_always" if answer.updatedPermissions else "allow_once"
             return RequestPermissionResult.model_validate(
                 {
                     "outcome": {"outcome": "selected", "optionId": kind},
-                    "updatedInput": answer.get("updatedInput"),
+                    "updatedInput": answer.updatedInput,
                 }
             )
-        if answer.get("interrupt"):
+        if answer.interrupt:
             self.service.cancel(self.session_id)
         return RequestPermissionResult.model_validate(
             {
                 "outcome": {"outcome": "selected", "optionId": "reject_once"},
-                "message": answer.get("message"),
+                "message": answer.message,
             }
         )
 
@@ -153,14 +168,17 @@ class StreamJsonDoor:
                 "blocked_path": None,
             }
         )
-        answers = (answer.get("updatedInput") or {}).get("answers")
-        if answer.get("behavior") != "allow" or not answers:
+        answers = (answer.updatedInput or {}).get("answers")
+        if answer.behavior != "allow" or not answers:
             return AskQuestionResult(declined=True)
-        return AskQuestionResult(answers=answers)
+        try:
+            return AskQuestionResult(answers=answers)
+        except ValidationError:
+            return AskQuestionResult(declined=True)
 
-    async def control_request(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def control_request(self, request: dict[str, Any]) -> ToolAnswer:
         if self.stdin_closed:
-            return {"behavior": "deny", "message": "no client is listening (stdin closed)"}
+            return ToolAnswer(behavior="deny", message="no client is listening (stdin closed)")
         request_id = f"agentls_{next(self._ids)}"
         done, box = anyio.Event(), []
         self._pending[request_id] = (done, box)
@@ -174,8 +192,8 @@ class StreamJsonDoor:
             self._pending.pop(request_id, None)
         response = box[0]
         if response.get("subtype") == "error":
-            return {"behavior": "deny", "message": response.get("error", "")}
-        return response.get("response") or {}
+            return ToolAnswer(behavior="deny", message=response.get("error", ""))
+        return tool_answer(response.get("response") or {})
 
     # -- input ---------------------------------------------------------------------------
 
@@ -228,36 +246,34 @@ class StreamJsonDoor:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-                if not isinstance(message, dict):
-                    raise ValueError("not a JSON object")
+                message = parse_line(line)
             except ValueError as exc:
-                self.error_frame(f"stdin line {number} is not a JSON object: {exc}")
+                self.error_frame(f"stdin line {number} is unusable, ignored: {exc}")
                 continue
             await self.dispatch(message)
 
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "user":
-            blocks = prompt_blocks(message.get("message", {}).get("content"))
-            if not blocks:
-                self.error_frame("user message without text or image content; ignored")
-            elif self.running:
-                self.steer(blocks)
-            else:
-                await self._send.send(blocks)
-        elif kind == "control_request":
-            self.write(self.control_response(message))
-        elif kind == "control_response":
-            response = message.get("response") or {}
-            pending = self._pending.get(response.get("request_id", ""))
-            if pending:
-                pending[1].append(response)
-                pending[0].set()
-        elif kind in ("control_cancel_request", "keep_alive"):
-            pass
-        else:
-            self.error_frame(f"unknown message type {kind!r}; ignored")
+    async def dispatch(self, message: Line) -> None:
+        match message:
+            case UserLine():
+                blocks = prompt_blocks(message.message.content)
+                if not blocks:
+                    self.error_frame("user message without text or image content; ignored")
+                elif self.running:
+                    self.steer(blocks)
+                else:
+                    await self._send.send(blocks)
+            case ControlRequestLine():
+                self.write(self.control_response(message))
+            case ControlResponseLine():
+                response = message.response
+                pending = self._pending.get(response.request_id)
+                if pending:
+                    pending[1].append(response.model_dump(exclude_none=True))
+                    pending[0].set()
+            case IgnoredLine():
+                pass
+            case _:
+                assert_never(message)
 
     def steer(self, blocks: list[dict[str, Any]]) -> None:
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
@@ -266,10 +282,9 @@ class StreamJsonDoor:
         except ServiceError:
             self._send.send_nowait(blocks)
 
-    def control_response(self, message: dict[str, Any]) -> dict[str, Any]:
-        request_id = message.get("request_id", "")
-        request = message.get("request") or {}
-        subtype = request.get("subtype")
+    def control_response(self, message: ControlRequestLine) -> dict[str, Any]:
+        request_id, request = message.request_id, message.request
+        subtype = request.subtype
         try:
             body = self.control(subtype, request)
         except ServiceError as exc:
@@ -292,7 +307,7 @@ class StreamJsonDoor:
             "response": {"subtype": "success", "request_id": request_id, "response": body},
         }
 
-    def control(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+    def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
         if subtype == "initialize":
             session = self.service.get(self.session_id)
             models = [
@@ -318,10 +333,10 @@ class StreamJsonDoor:
             self.service.cancel(self.session_id)
             return {}
         if subtype == "set_permission_mode":
-            self.service.set_mode(self.session_id, request.get("mode", "default"))
+            self.service.set_mode(self.session_id, request.mode or "default")
             return {}
         if subtype == "set_model":
-            model = request.get("model") or self.model
+            model = request.model or self.model
             self.service.set_model(self.session_id, model)
             self.model = model
             return {}
@@ -431,26 +446,17 @@ def tool_names(session: Any) -> list[str]:
     return [cc_tool_name(name) for name in getattr(session.handle, "tools", {})]
 
 
-def prompt_blocks(content: Any) -> list[dict[str, Any]]:
+def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:
     """Claude Code user content (a string or blocks) as our prompt content blocks."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     blocks = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and block.get("text"):
-            blocks.append({"type": "text", "text": block["text"]})
-        elif block.get("type") == "image" and isinstance(block.get("source"), dict):
-            source = block["source"]
-            if source.get("type") == "base64":
-                blocks.append(
-                    {
-                        "type": "image",
-                        "data": source.get("data", ""),
-                        "mimeType": source.get("media_type", ""),
-                    }
-                )
+    for block in content:
+        if isinstance(block, TextBlock) and block.text:
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock) and block.source.type == "base64":
+            source = block.source
+            blocks.append({"type": "image", "data": source.data, "mimeType": source.media_type})
     return blocks
 
 

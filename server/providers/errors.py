@@ -13,6 +13,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from server.providers.messages import ProviderError
+from server.redact import redact
 
 # Error types (inside a 200 stream) that a later attempt may not hit.
 RETRYABLE_ERROR_TYPES = frozenset(
@@ -126,7 +127,7 @@ def stream_error(name: str, body: object, fallback: str) -> ProviderError:
 def connection_error(name: str, base_url: str, exc: BaseException) -> ProviderError:
     cause = exc.__cause__ or exc
     detail = str(cause) or type(cause).__name__
-    return ProviderError(f"{name}: cannot reach {base_url}: {detail}", retryable=True)
+    return ProviderError(redact(f"{name}: cannot reach {base_url}: {detail}"), retryable=True)
 
 
 def cut_error(name: str, exc: BaseException | None = None) -> ProviderError:
@@ -138,7 +139,7 @@ def cut_error(name: str, exc: BaseException | None = None) -> ProviderError:
 
 
 def timeout_error(name: str, base_url: str) -> ProviderError:
-    return ProviderError(f"{name}: timed out waiting for {base_url}", retryable=True)
+    return ProviderError(redact(f"{name}: timed out waiting for {base_url}"), retryable=True)
 
 
 def missing_key_error(name: str, key_env: str) -> ProviderError:

@@ -5,9 +5,10 @@ from its arguments, so permission policy can let `git status` run freely while `
 Arguments are checked when the input is validated: a subcommand outside the list or a blocked
 option never reaches permission or git.
 
-Repository configuration can name programs for git to run (fsmonitor, external diff, textconv);
-read-only calls run without approval, so those hooks are switched off for every call. Commit hooks
-still run: a commit always asks first.
+Repository configuration can name programs for git to run (fsmonitor, filters, textconv, gpg,
+a pager); read-only calls run without approval, so every such key is overridden for them
+(`git_env.safe_env`) and options that would run gpg are refused. Calls the user approves (add,
+commit, branch changes) run with the repository's config: a commit's hooks still run.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from anyio.abc import ByteReceiveStream
 from pydantic import Field, field_validator
 
 from .base import RESULT_CAP, Risk, Tool, ToolContext, ToolError, ToolInput
+from .git_env import safe_env
 from .shell import kill_group
 
 ALLOWED = ("status", "diff", "log", "show", "branch", "add", "commit")
 READ_ONLY = ("status", "diff", "log", "show")
 DIFF_LIKE = ("diff", "log", "show")
 # Write files outside git's control, or run programs named by repository configuration.
-BLOCKED = ("--output", "--no-index", "--ext-diff", "--textconv")
+BLOCKED = ("--output", "--no-index", "--ext-diff", "--textconv", "--show-signature")
 SAFE_CONFIG = ["-c", "core.fsmonitor=false", "-c", "color.ui=false", "-c", "core.quotepath=false"]
 ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -84,6 +86,11 @@ class GitInput(ToolInput):
         for arg in _options(args[1:]):
             if _blocked(arg.split("=", 1)[0]):
                 raise ValueError(f"option {arg} is not allowed with the git tool")
+        for arg in _split(args[1:])[0]:
+            if "%G" in arg:
+                raise ValueError(
+                    f"{arg}: signature placeholders (%G…) run gpg and are not allowed"
+                )
         return args
 
     @property
@@ -209,7 +216,10 @@ class Git(Tool):
         sub, rest = args.args[0], args.args[1:]
         extra = ["--no-ext-diff", "--no-textconv"] if sub in DIFF_LIKE else []
         argv = [_git_path(), "--no-pager", *SAFE_CONFIG, sub, *extra, *rest]
-        env = {**os.environ, **(ctx.env or {}), **ENV}
+        if self.is_read_only(args):
+            env = await anyio.to_thread.run_sync(safe_env, ctx.cwd, ctx.env)
+        else:
+            env = {**os.environ, **(ctx.env or {}), **ENV}
         try:
             code, out, err, truncated = await run_git(argv, ctx=ctx, env=env, timeout=self.timeout)
         except TimeoutError:

@@ -27,6 +27,7 @@ from anyio.abc import ByteReceiveStream, Process
 from pydantic import Field
 
 from .base import Tool, ToolContext, ToolError, ToolInput
+from .child_env import child_env
 
 MAX_OUTPUT = 50_000
 DEFAULT_TIMEOUT_MS = 120_000
@@ -71,7 +72,7 @@ def kill_group(pid: int, *, running: bool) -> None:
 
 
 def _environment(ctx: ToolContext) -> dict[str, str] | None:
-    return {**os.environ, **ctx.env} if ctx.env else None
+    return child_env(ctx.env)
 
 
 def _working_dir(ctx: ToolContext, cwd: str | None) -> Path:

@@ -1,0 +1,41 @@
+"""Secrets out of what agentls writes: turn errors, logs, traces and the store.
+
+Three kinds are masked: credentials in a URL (`http://user:TOKEN@host` -> `http://***@host`),
+the value of an `Authorization` / `x-api-key` header, and the value of any environment variable
+whose name says it holds a key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ..., *_TOKEN, *_SECRET).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MASK = "***"
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
+HEADER = re.compile(
+    r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key)"
+    r"([\"']?\s*[:=]\s*[\"']?)((?:bearer|basic|token)\s+)?[^\s\"',;}]+"
+)
+SECRET_NAME = re.compile(r"(?i)(_API_KEY|_AUTH_TOKEN|_ACCESS_TOKEN|_TOKEN|_SECRET|_SECRET_KEY)$")
+MIN_SECRET = 8
+
+
+def secret_names(environ: dict[str, str] | None = None) -> list[str]:
+    environ = os.environ if environ is None else environ
+    return [k for k in environ if SECRET_NAME.search(k)]
+
+
+def _values() -> list[str]:
+    values = {os.environ[k] for k in secret_names() if len(os.environ[k]) >= MIN_SECRET}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    if not text:
+        return text
+    text = URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
+    text = HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{MASK}", text)
+    for value in _values():
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
