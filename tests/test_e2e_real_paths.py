@@ -27,7 +27,6 @@ def repo(workspace, fake_llm):
     return workspace
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: path rules look at the lexical path")
 @posix_only
 @pytest.mark.parametrize(
     "call",
@@ -51,7 +50,6 @@ async def test_accept_edits_asks_before_writing_through_a_symlink(
     assert (repo / ".env").read_text() == SECRET + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: path rules look at the lexical path")
 @posix_only
 async def test_reading_env_through_a_symlink_asks(tmp_path, repo, fake_llm):
     (repo / "notes.txt").symlink_to(".env")
@@ -61,7 +59,6 @@ async def test_reading_env_through_a_symlink_asks(tmp_path, repo, fake_llm):
     assert not any("hunter2" in text for text in tool_results(fake_llm))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: grep and glob read .env files")
 @pytest.mark.parametrize(
     "call",
     [
@@ -83,7 +80,6 @@ async def test_grep_and_glob_skip_env_files(tmp_path, repo, fake_llm, call):
     assert "hunter2" not in result and ".env" not in result
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: hard links are written freely")
 @posix_only
 async def test_a_hard_link_to_an_outside_file_asks_before_a_write(tmp_path, repo, fake_llm):
     outside = tmp_path / "outside.txt"

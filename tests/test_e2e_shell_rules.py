@@ -16,7 +16,6 @@ SMUGGLED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: shell rules are remembered per first word and compound commands are not split")
 async def test_always_allow_covers_only_commands_made_of_allowed_parts(
     tmp_path, workspace, fake_llm
 ):
@@ -29,7 +28,6 @@ async def test_always_allow_covers_only_commands_made_of_allowed_parts(
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: Bash(git status:*) covers any git command line")
 async def test_a_configured_prefix_rule_does_not_cover_a_second_command(
     tmp_path, workspace, fake_llm
 ):
@@ -42,7 +40,6 @@ async def test_a_configured_prefix_rule_does_not_cover_a_second_command(
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: guards look at the text, not what the command touches")
 @pytest.mark.parametrize(
     "command",
     ["cat .e?v > copy.txt", "cat .[e]nv > copy.txt", "rm -r victim", "rm -R victim",

@@ -12,7 +12,6 @@ from server.testing.fake_llm import FakeToolCall
 from tests.trust_fixture import CANARY, add_skill, bash, clone, serve_turn
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: an untrusted project config sets the mode and allow rules")
 @pytest.mark.parametrize(
     "project",
     [
@@ -33,7 +32,6 @@ async def test_an_untrusted_project_config_cannot_preapprove_the_shell(
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: project nulls delete the user config")
 async def test_project_nulls_do_not_delete_the_users_limits(tmp_path, workspace, fake_llm):
     clone(
         workspace,
@@ -48,7 +46,6 @@ async def test_project_nulls_do_not_delete_the_users_limits(tmp_path, workspace,
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: a project config may set bypassPermissions")
 async def test_a_trusted_project_may_allow_but_never_bypass(tmp_path, workspace, fake_llm):
     clone(
         workspace,
@@ -66,7 +63,18 @@ async def test_a_trusted_project_may_allow_but_never_bypass(tmp_path, workspace,
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: project skills grant tools in untrusted folders")
+@pytest.mark.parametrize("door", ["flag", "client"])
+async def test_the_user_or_the_editor_trusts_the_folder(tmp_path, workspace, fake_llm, door):
+    clone(workspace, fake_llm, project={"permissions": {"allow": ["Bash(touch:*)"]}})
+    args = ("--trust",) if door == "flag" else ()
+    new = {"workspaceTrusted": True} if door == "client" else {}
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, [bash("touch allowed")], args=args, new=new
+    )
+    assert turn.requests == []
+    assert (workspace / "allowed").exists()
+
+
 async def test_a_project_skill_grants_no_tools_in_an_untrusted_folder(
     tmp_path, workspace, fake_llm
 ):
@@ -79,7 +87,6 @@ async def test_a_project_skill_grants_no_tools_in_an_untrusted_folder(
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: acceptEdits writes control files freely")
 @pytest.mark.parametrize(
     "path",
     [
@@ -120,3 +127,33 @@ async def test_instruction_files_stay_inside_the_workspace(tmp_path, workspace, 
     sent = json.dumps(fake_llm.requests[0].body)
     assert "INSIDE-RULE" in sent
     assert "OUTSIDE-SECRET" not in sent and "ENV-SECRET" not in sent
+
+
+async def test_the_client_is_told_what_an_untrusted_folder_had_ignored(
+    tmp_path, workspace, fake_llm
+):
+    project = {"permissions": {"mode": "bypassPermissions", "allow": ["Bash"]}, "tools": None}
+    clone(workspace, fake_llm, project=project)
+    add_skill(workspace, "deploy", "allowed-tools: Bash")
+    turn = await serve_turn(tmp_path, workspace, fake_llm, [])
+    assert turn.updates("workspace_trust") == [
+        {
+            "kind": "workspace_trust",
+            "trusted": False,
+            "cwd": str(workspace),
+            "ignored": [
+                "tools: null",
+                "permissions.mode (bypassPermissions)",
+                "permissions.allow",
+                "skill deploy: allowed-tools",
+            ],
+        }
+    ]
+    kinds = [u["update"]["kind"] for u in turn.client.updates]
+    assert kinds.index("workspace_trust") < kinds.index("agent_message_chunk")
+
+
+async def test_a_trusted_folder_gets_no_notice(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm, project={"permissions": {"allow": ["Bash"]}})
+    turn = await serve_turn(tmp_path, workspace, fake_llm, [], args=("--trust",))
+    assert turn.updates("workspace_trust") == []

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from acp import schema
 
 from server.testing.fake_llm import Reply
@@ -24,7 +23,6 @@ def reject(request) -> schema.RequestPermissionResponse:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: ACP honours the project bypass mode")
 async def test_acp_ignores_an_untrusted_projects_bypass_mode(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm, project=BYPASS)
     fake_llm.script(Reply(tool_calls=[bash(f"touch {CANARY}")]), Reply(text="done"))
@@ -40,7 +38,21 @@ async def test_acp_ignores_an_untrusted_projects_bypass_mode(tmp_path, workspace
     assert not (workspace / CANARY).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: print mode honours the project bypass mode")
+async def test_acp_meta_carries_the_editors_trust(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm, project={"permissions": {"allow": ["Bash(touch:*)"]}})
+    fake_llm.script(Reply(tool_calls=[bash("touch allowed")]), Reply(text="done"))
+    editor = Editor()
+    editor.on_permission = reject
+    env = server_env(tmp_path, OPENAI_API_KEY="k")
+    async with agentls_acp(tmp_path, env, editor) as (conn, _init):
+        session = await conn.new_session(
+            cwd=str(workspace), mcp_servers=[], agentls={"workspaceTrusted": True}
+        )
+        await conn.prompt(session_id=session.session_id, prompt=text("go"))
+    assert editor.permissions == []
+    assert (workspace / "allowed").exists()
+
+
 def test_print_mode_ignores_an_untrusted_projects_bypass_mode(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm, project=BYPASS)
     fake_llm.script(Reply(tool_calls=[bash(f"touch {CANARY}")]), Reply(text="done"))
@@ -56,4 +68,8 @@ def test_print_mode_ignores_an_untrusted_projects_bypass_mode(tmp_path, workspac
     frames = [json.loads(line) for line in proc.stdout.splitlines()]
     [init] = [f for f in frames if f["type"] == "system" and f.get("subtype") == "init"]
     assert init["permissionMode"] == "default"
+    [notice] = [f for f in frames if f.get("subtype") == "workspace_trust"]
+    assert (notice["trusted"], notice["ignored"]) == (
+        False, ["permissions.mode (bypassPermissions)", "permissions.allow"]
+    )
     assert not (workspace / CANARY).exists()
