@@ -39,7 +39,6 @@ async def judged_then_swapped(tool, args, ws: Path, outside: Path):
     return await tool.run(ctx, args)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: a symlink swapped in after the check redirects the open")
 async def test_a_write_does_not_follow_a_symlink_swapped_in_after_the_check(layout):
     ws, outside = layout
     tool = WriteFile()
@@ -48,7 +47,6 @@ async def test_a_write_does_not_follow_a_symlink_swapped_in_after_the_check(layo
     assert (outside / "todo.txt").read_text() == "outside\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: a symlink swapped in after the check redirects the open")
 async def test_an_edit_does_not_follow_a_symlink_swapped_in_after_the_check(layout):
     ws, outside = layout
     tool = EditFile()
@@ -58,7 +56,6 @@ async def test_an_edit_does_not_follow_a_symlink_swapped_in_after_the_check(layo
     assert (outside / "todo.txt").read_text() == "outside\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: a symlink swapped in after the check redirects the open")
 async def test_a_read_does_not_follow_a_symlink_swapped_in_after_the_check(layout):
     ws, outside = layout
     tool = ReadFile()
