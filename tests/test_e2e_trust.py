@@ -112,7 +112,6 @@ async def test_accept_edits_still_asks_before_writing_control_files(
     assert (workspace / path).exists() == (path == ".agentls/config.json")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: instruction files are read from outside the workspace")
 async def test_instruction_files_stay_inside_the_workspace(tmp_path, workspace, fake_llm):
     """Item 9: absolute, `..` and `.env` names and a symlinked AGENTS.md pointing outside put
     nothing from outside the repository into the system prompt."""

@@ -97,7 +97,6 @@ async def test_a_later_session_finds_an_earlier_one(tmp_path, store):
     assert [(h["sessionId"], h["role"]) for h in hits] == [("s_old", "user")]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: search_sessions searches every workspace")
 async def test_other_workspaces_sessions_stay_out_unless_the_user_approves(tmp_path, store):
     """Issue 19, item 12: a prompt injected in one repository must not pull another project's
     conversations into the model."""
