@@ -265,7 +265,6 @@ async def test_permissions_and_questions_go_up_to_the_parent(tmp_path):
     assert (sink.session_id, sink.turn_id) == ("sess_1", "turn_1")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: a project agent may name a GGUF file")
 def test_a_project_agent_cannot_name_a_local_model_file(tmp_path):
     """Only the user names a GGUF file the local provider would load into the process."""
     for root, name in ((tmp_path / "ws" / ".agentls", "p"), (tmp_path / "home" / ".agentls", "u")):
