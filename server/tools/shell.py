@@ -35,7 +35,6 @@ REAP_TIMEOUT_S = 5.0
 WINDOWS = os.name == "nt"
 
 
-
 def shell_command(command: str) -> str | list[str]:
     """POSIX: `bash -c`. Windows: the string itself, which the platform runs through cmd.exe."""
     if WINDOWS:
