@@ -78,6 +78,10 @@ class NewSessionParams(WireModel):
     mcp_servers: dict[str, McpServerConfig] | None = None
     """MCP servers for this session, by name, on top of the configured ones (a name here
     replaces a configured server of that name). Their tools are `mcp__<name>__<tool>`."""
+    workspace_trusted: bool | None = None
+    """The editor's own workspace trust for `cwd` (VS Code's `workspace.isTrusted`): true lets
+    the project config set a mode and allow rules and its skills grant tools. Absent or false:
+    the user config's `trustedProjects` and the `--trust` flag decide."""
 
 
 class SessionInfoResult(WireModel):

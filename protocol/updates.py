@@ -197,6 +197,21 @@ class McpStatus(WireModel):
     """How many tools it gives the session, when connected."""
 
 
+class WorkspaceTrust(WireModel):
+    """The workspace is not trusted, so agentls ignored what its files asked for: settings of
+    `.agentls/config.json` that would widen permissions (a mode, allow rules, `null`s), the
+    `allowed-tools` of its skills. Sent at the session's first turn. A client may offer
+    "Trust this folder": trusting it (the editor's workspace trust passed as `workspaceTrusted`
+    on `session/new`, the user config's `trustedProjects`, `--trust`) applies to new sessions."""
+
+    kind: Literal["workspace_trust"] = "workspace_trust"
+    trusted: bool
+    cwd: str
+    """The workspace folder, as the user would add it to `trustedProjects`."""
+    ignored: list[str]
+    """What was ignored, in words (`permissions.mode (bypassPermissions)`, `skill x: allowed-tools`)."""
+
+
 class TurnEnd(WireModel):
     """Always the last update of a turn; mirrors the `session/prompt` result."""
 
@@ -225,6 +240,7 @@ SessionUpdateKind = Annotated[
     | Compaction
     | StreamRetry
     | McpStatus
+    | WorkspaceTrust
     | TurnEnd,
     Field(discriminator="kind"),
 ]

@@ -63,6 +63,11 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
         "--engine-command", help="command of an external engine, e.g. 'gemini --acp'"
     )
     parser.add_argument("--permission-mode", choices=MODES)
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the workspace: its config may set a mode and allow rules, its skills grant tools",
+    )
     parser.add_argument("--turn-timeout", type=float, help="turn deadline in seconds")
     parser.add_argument("--cwd", help="workspace directory (default: the current directory)")
 
@@ -164,6 +169,8 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
         flags["engineCommand"] = args.engine_command
     if args.permission_mode:
         flags["permissions"] = {"mode": args.permission_mode}
+    if getattr(args, "trust", False):
+        flags["trust"] = True
     if args.turn_timeout:
         flags["turnTimeout"] = args.turn_timeout
     for key, attr in (

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from server.policy.trust import TRUST_KEY, Narrowed, narrow, trusted_by_user
+
 DEFAULTS: dict[str, Any] = {
     "engine": "native",
     "llm": {"provider": None, "model": None, "baseUrl": None, "maxRetries": 2, "timeout": 600},
@@ -88,28 +90,38 @@ def read_json_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def project_layer(data: dict[str, Any]) -> dict[str, Any]:
-    """The project file without the keys only the user may set (a warning names each one)."""
-    layer = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+def project_layer(
+    data: dict[str, Any], base: dict[str, Any] | None = None, *, trusted: bool = False
+) -> Narrowed:
+    """The project file without the keys only the user may set, narrowed as its trust state
+    requires (`server.policy.trust`); `ignored` names what was dropped."""
+    out = narrow(base or {}, data, trusted=trusted)
+    layer = out.layer
     for dotted in USER_ONLY_KEYS:
         section, key = dotted.split(".")
         if isinstance(layer.get(section), dict) and key in layer[section]:
             del layer[section][key]
-            log.warning("ignoring %s from the project config; set it in the user config", dotted)
+            out.ignored.append(dotted)
     for section in USER_ONLY_SECTIONS:
         if section in layer:
             del layer[section]
-            log.warning("ignoring %s from the project config; set it in the user config", section)
+            out.ignored.append(section)
     llm = layer.get("llm")
-    if isinstance(llm, dict) and str(llm.get("model") or "").lower().endswith(".gguf"):
+    if isinstance(llm, dict) and local_model_file(llm.get("model")):
         # The local provider would load that file into this process.
         del llm["model"]
-        log.warning(
-            "ignoring llm.model (a GGUF file) from the project config; set it in the user config"
-        )
+        out.ignored.append("llm.model (a GGUF file)")
     layer.pop("mcpServers", None)
     layer.pop(PROJECT_MCP_KEY, None)
-    return layer
+    for name in out.ignored:
+        log.warning("ignoring %s from the project config; set it in the user config", name)
+    return out
+
+
+def local_model_file(model: Any) -> bool:
+    """A model named by a GGUF path, which the local provider would load into this process:
+    only the user may name one (their config, the environment, flags)."""
+    return str(model or "").strip().lower().endswith(".gguf")
 
 
 def project_mcp_servers(cwd: Path, project: dict[str, Any]) -> dict[str, Any]:
@@ -151,13 +163,25 @@ def load_config(
     *,
     flags: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
+    trusted: bool = False,
 ) -> dict[str, Any]:
-    config = deep_merge(DEFAULTS, read_json_file(user_config_path()))
+    """`trusted`: the client vouches for `cwd` (the editor's workspace trust); the user config's
+    `trustedProjects` and the `trust` flag (`--trust`) vouch too."""
+    flags = dict(flags or {})
+    user = read_json_file(user_config_path())
+    config = deep_merge(DEFAULTS, user)
+    verdict: dict[str, Any] = {"trusted": True, "ignored": []}
     if cwd is not None:
+        trusted = bool(trusted or flags.get("trust") or trusted_by_user(cwd, user))
         project = read_json_file(cwd / ".agentls" / "config.json")
-        config = deep_merge(config, project_layer(project))
+        narrowed = project_layer(project, config, trusted=trusted)
+        config = deep_merge(config, narrowed.layer)
+        verdict = {"trusted": trusted, "ignored": narrowed.ignored}
         servers = project_mcp_servers(cwd, project)
         if servers:
             config[PROJECT_MCP_KEY] = servers
+    flags.pop("trust", None)
     config = deep_merge(config, env_layer(dict(os.environ) if environ is None else environ))
-    return deep_merge(config, flags or {})
+    config = deep_merge(config, flags)
+    config[TRUST_KEY] = verdict
+    return config

@@ -1,8 +1,12 @@
 """Permission policy: which tool calls run freely, which ask the user, which are refused.
 
-Modes: `default` (reads free; edits, writes, shell, fetch ask), `plan` (read-only tools only),
-`acceptEdits` (file edits free, shell still asks), `bypassPermissions` (nothing asks). Some calls
-ask whatever the mode: `rm -rf`, `.env*` files, paths outside the workspace.
+Each call is first described as its effect (`Effect`: the paths it reads and writes, the shell
+command it runs), then one function, `decide`, judges that effect against the mode, the rules
+and the workspace. Modes: `default` (reads free; edits, writes, shell, fetch ask), `plan`
+(read-only tools only), `acceptEdits` (file edits free, shell still asks), `bypassPermissions`
+(nothing asks but the always-ask calls). Always ask, in every mode: recursive deletes, `.env*`
+files, writes into `.git`, paths outside the workspace, files with other hard links. Ask in
+every mode but bypass: writes to control files (`server.policy.paths.control_file`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protocol.methods import PermissionOption
+from protocol.updates import WorkspaceTrust
+from server.policy import paths as real_paths
+from server.policy.guards import command_guard
+from server.policy.shell import covered, parse, prefix
+from server.policy.trust import verdict
+from server.skills import SkillCatalog, ungranted
 from server.tools.base import Tool, ToolContext
 
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
@@ -39,6 +49,12 @@ class Decision:
     reason: str = ""
     rule: str = ""
     """The key an allow-always / reject-always answer is remembered under ('' = not rememberable)."""
+    more: tuple[str, ...] = ()
+    """Further keys remembered with `rule` (one per simple command of a compound command)."""
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return (self.rule, *self.more) if self.rule else ()
 
 
 @dataclass
@@ -48,12 +64,45 @@ class PermissionState:
     deny_rules: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True)
+class Effect:
+    """What one call will do, as the policy judges it. Paths are absolute as written (for
+    messages); every rule looks at their real location."""
+
+    reads: tuple[Path, ...] = ()
+    writes: tuple[Path, ...] = ()
+    command: str | None = None
+    """A shell command line, parsed by the policy."""
+    cwd: Path | None = None
+    """Where the command runs."""
+
+
+def describe(tool: Tool, args: Any, ctx: ToolContext) -> Effect:
+    """The call's effect; records the real paths it judges in `ctx.judged`."""
+    touched = tuple(ctx.resolve(p) for p in tool.paths(args))
+    for path in touched:
+        target = real_paths.real(path)
+        if target is not None:
+            ctx.judged[path] = target
+    command = getattr(args, "command", None) if tool.shell else None
+    cwd = touched[0] if tool.shell and touched else ctx.cwd
+    if tool.shell:
+        return Effect(reads=touched, command=command, cwd=cwd)
+    if tool.is_read_only(args):
+        return Effect(reads=touched)
+    return Effect(writes=touched)
+
+
 def rule_key(tool: Tool, args: Any) -> str:
-    """Allow-always scope: a shell rule covers commands with the same program, a fetch rule URLs
-    on the same host, an edit rule all in-workspace edits by that tool, anything else the tool
-    as a whole."""
+    """Allow-always scope: a shell rule covers commands starting with the same program and
+    subcommand, a git rule the same subcommand, a fetch rule URLs on the same host, an edit
+    rule all in-workspace edits by that tool, anything else the tool as a whole."""
     command = getattr(args, "command", None)
     if tool.kind == "execute" and isinstance(command, str):
+        if tool.shell:
+            parsed = parse(command)
+            first = parsed.commands[0] if parsed and parsed.commands else None
+            return f"{tool.name}({prefix(first)})" if first and first.words else ""
         program = command.strip().split(maxsplit=1)[0] if command.strip() else ""
         return f"{tool.name}({program})"
     url = getattr(args, "url", None)
@@ -73,22 +122,122 @@ def url_host(url: str) -> str:
         return ""
 
 
-def outside_workspace(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
-    for raw in tool.paths(args):
-        path = ctx.resolve(raw)
-        if not ctx.inside_workspace(path):
-            return f"path outside the workspace: {Path(path)}"
+def path_guard(effect: Effect, ctx: ToolContext) -> str | None:
+    """Always-ask reasons from the paths, judged on where they really lead."""
+    for path in (*effect.reads, *effect.writes):
+        parts = real_paths.workspace_parts(path, ctx.cwd)
+        if parts is None:
+            return f"path outside the workspace: {path}"
+        if real_paths.env_file(_below(path, ctx.cwd)) or real_paths.env_file(parts):
+            return f"{_shown(path, ctx)} looks like an environment file and may contain secrets"
+    for path in effect.writes:
+        parts = real_paths.workspace_parts(path, ctx.cwd) or ()
+        if real_paths.git_dir(_below(path, ctx.cwd)) or real_paths.git_dir(parts):
+            return f"writes inside .git: {_shown(path, ctx)}"
+        if real_paths.hard_linked(path):
+            return f"{_shown(path, ctx)} has other hard links: writing it changes those files too"
+    if effect.command is not None:
+        return command_guard(effect.command, effect.cwd or ctx.cwd)
     return None
 
 
-def inside_git_dir(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
-    """Writes under .git/ can plant hooks and filters that later run as code."""
-    if tool.is_read_only(args):
-        return None
-    for raw in tool.paths(args):
-        if ".git" in ctx.resolve(raw).parts:
-            return f"writes inside .git: {raw}"
+def control_guard(effect: Effect, ctx: ToolContext) -> str | None:
+    for path in effect.writes:
+        parts = real_paths.workspace_parts(path, ctx.cwd) or ()
+        name = real_paths.control_file(_below(path, ctx.cwd)) or real_paths.control_file(parts)
+        if name:
+            return f"{_shown(path, ctx)} is a control file ({name}): it decides what the agent may do"
     return None
+
+
+def _below(path: Path, root: Path) -> tuple[str, ...]:
+    try:
+        return path.relative_to(root).parts
+    except ValueError:
+        return path.parts
+
+
+def _shown(path: Path, ctx: ToolContext) -> str:
+    try:
+        return path.relative_to(ctx.cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def command_prefixes(rules: set[str], tool: Tool) -> list[str]:
+    """The command prefixes of a shell tool's rules (`bash(git status)` -> `git status`)."""
+    head = f"{tool.name}("
+    found = [r[len(head) : -1] for r in rules if r.startswith(head) and r.endswith(")")]
+    return [p for p in found if p.strip()]
+
+
+def _rejected(tool: Tool, effect: Effect, state: PermissionState) -> str | None:
+    parsed = parse(effect.command or "")
+    for rule in command_prefixes(state.deny_rules, tool):
+        if parsed and any(covered(rule, c) for c in parsed.commands):
+            return f"{tool.name}({rule})"
+    return None
+
+
+def judge_command(tool: Tool, effect: Effect, prefixes: list[str], ctx: ToolContext) -> Decision:
+    """Allow when every simple command is covered by a prefix rule and nothing else runs;
+    otherwise ask, naming what is not covered."""
+    command = effect.command or ""
+    parsed = parse(command)
+    if parsed is None:
+        reason = "the command could not be parsed, so no allow rule covers it" if prefixes else ""
+        return Decision("ask", reason)
+    blockers = list(parsed.constructs)
+    cwd = effect.cwd or ctx.cwd
+    for target in parsed.redirects:
+        if target == "/dev/null":
+            continue
+        parts = real_paths.workspace_parts(cwd / Path(target).expanduser(), ctx.cwd)
+        if parts is None or real_paths.control_file(parts):
+            blockers.append(f"a redirection to {target}")
+    missing = [c for c in parsed.commands if c.words and not any(covered(p, c) for p in prefixes)]
+    if not missing and not blockers and parsed.commands:
+        return Decision("allow")
+    keys = [] if blockers else list(dict.fromkeys(f"{tool.name}({prefix(c)})" for c in missing))
+    shown = [f"`{c.text}`" for c in missing] + blockers
+    reason = f"not covered by an allow rule: {', '.join(shown)}" if prefixes or blockers else ""
+    return Decision("ask", reason, keys[0] if keys else "", tuple(keys[1:]))
+
+
+def decide(
+    tool: Tool,
+    args: Any,
+    ctx: ToolContext,
+    state: PermissionState,
+    *,
+    granted: set[str] | frozenset[str] = frozenset(),
+) -> Decision:
+    """The one decision. `granted`: allow rules of the skills active in this turn."""
+    if state.mode == "plan" and not tool.is_read_only(args):
+        return Decision("deny", "plan mode is read-only: describe the change instead of making it")
+    effect = describe(tool, args, ctx)
+    always = tool.always_ask(args) or path_guard(effect, ctx)
+    if always:
+        return Decision("ask", always)
+    if state.mode != "bypassPermissions":
+        control = control_guard(effect, ctx)
+        if control:
+            return Decision("ask", control)
+    key = rule_key(tool, args)
+    rejected = _rejected(tool, effect, state) if effect.command is not None else None
+    if rejected or (key and key in state.deny_rules):
+        return Decision("deny", f"the user always rejects {rejected or key}")
+    free = tool.is_read_only(args) and tool.kind != "fetch"
+    rules = state.allow_rules | set(granted)
+    if free or state.mode == "bypassPermissions" or tool.name in rules:
+        return Decision("allow")
+    if effect.command is not None:
+        return judge_command(tool, effect, command_prefixes(rules, tool), ctx)
+    if key in rules:
+        return Decision("allow")
+    if state.mode == "acceptEdits" and tool.kind in EDIT_KINDS:
+        return Decision("allow")
+    return Decision("ask", "", key)
 
 
 def rules_from_names(names: list[str]) -> set[str]:
@@ -104,31 +253,18 @@ def rules_from_names(names: list[str]) -> set[str]:
         tool, spec = canonical_name(match.group(1)), (match.group(2) or "").strip()
         if spec.startswith("domain:"):
             spec = url_host(f"https://{spec.removeprefix('domain:').strip()}") or spec
-        program = spec.split(":", 1)[0].split(maxsplit=1)[0] if spec and spec != "*" else ""
-        rules.add(f"{tool}({program})" if program else tool)
+        rules.add(f"{tool}({_spec_prefix(tool, spec)})" if _spec_prefix(tool, spec) else tool)
     return rules
 
 
-def decide(tool: Tool, args: Any, ctx: ToolContext, state: PermissionState) -> Decision:
-    if state.mode == "plan" and not tool.is_read_only(args):
-        return Decision("deny", "plan mode is read-only: describe the change instead of making it")
-    always = (
-        tool.always_ask(args)
-        or outside_workspace(tool, args, ctx)
-        or inside_git_dir(tool, args, ctx)
-    )
-    if always:
-        return Decision("ask", always)
-    key = rule_key(tool, args)
-    if key in state.deny_rules:
-        return Decision("deny", f"the user always rejects {key}")
-    free = tool.is_read_only(args) and tool.kind != "fetch"
-    allowed = key in state.allow_rules or tool.name in state.allow_rules
-    if free or state.mode == "bypassPermissions" or allowed:
-        return Decision("allow")
-    if state.mode == "acceptEdits" and tool.kind in EDIT_KINDS:
-        return Decision("allow")
-    return Decision("ask", "", key)
+def _spec_prefix(tool: str, spec: str) -> str:
+    """`git status:*` -> `git status` for the shell; other tools keep their first word."""
+    if not spec or spec == "*":
+        return ""
+    head = spec.removesuffix(":*").removesuffix("*").strip()
+    if tool == "bash":
+        return " ".join(head.split())
+    return head.split(":", 1)[0].split(maxsplit=1)[0] if head.split() else ""
 
 
 def options_for(decision: Decision) -> list[PermissionOption]:
@@ -136,9 +272,18 @@ def options_for(decision: Decision) -> list[PermissionOption]:
 
 
 def remember(state: PermissionState, decision: Decision, kind: str) -> None:
-    if not decision.rule:
-        return
     if kind == "allow_always":
-        state.allow_rules.add(decision.rule)
+        state.allow_rules.update(decision.rules)
     elif kind == "reject_always":
-        state.deny_rules.add(decision.rule)
+        state.deny_rules.update(decision.rules)
+
+
+def trust_notice(
+    cwd: Path, config: dict[str, Any], skills: SkillCatalog | None
+) -> WorkspaceTrust | None:
+    """What an untrusted workspace asked for and did not get, for the client to show."""
+    trusted, ignored = verdict(config)
+    if trusted:
+        return None
+    ignored += [f"skill {name}: allowed-tools" for name in ungranted(skills)]
+    return WorkspaceTrust(trusted=False, cwd=str(cwd), ignored=ignored) if ignored else None

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from protocol.methods import CatalogWarning, SkillInfo, SkillsListResult
+from server.config import local_model_file
 from server.providers.options import SKILL_STATE_KEY
 
 log = logging.getLogger(__name__)
@@ -347,7 +348,10 @@ def activate(skill: Skill, state: dict[str, Any]) -> None:
     if skill.provider_options:
         state[SKILL_STATE_KEY] = overlay(state.get(SKILL_STATE_KEY) or {}, skill.provider_options)
     if skill.model and skill.model.lower() != "inherit":
-        state[MODEL_KEY] = (skill.name, skill.model)
+        if skill.source == "project" and local_model_file(skill.model):
+            log.warning("ignoring model %s of project skill %s", skill.model, skill.name)
+        else:
+            state[MODEL_KEY] = (skill.name, skill.model)
 
 
 def deactivate_all(state: dict[str, Any]) -> None:
@@ -369,15 +373,25 @@ def overlay(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def granted_tools(catalog: SkillCatalog | None, state: dict[str, Any]) -> list[str]:
-    """The `allowed-tools` of the skills active in this turn."""
+def granted_tools(
+    catalog: SkillCatalog | None, state: dict[str, Any], *, trusted: bool
+) -> list[str]:
+    """The `allowed-tools` of the skills active in this turn; a project's skills grant nothing
+    until the user trusts the workspace."""
     if catalog is None:
         return []
     names: list[str] = []
     for name in state.get(ACTIVE_KEY) or []:
         skill = catalog.get(name)
-        names.extend(skill.allowed_tools if skill else ())
+        if skill and (trusted or skill.source != "project"):
+            names.extend(skill.allowed_tools)
     return names
+
+
+def ungranted(catalog: SkillCatalog | None) -> list[str]:
+    """Project skills whose `allowed-tools` an untrusted workspace ignores."""
+    skills = catalog.skills if catalog else []
+    return [s.name for s in skills if s.source == "project" and s.allowed_tools]
 
 
 def summary_lines(skills: list[Skill]) -> list[str]:

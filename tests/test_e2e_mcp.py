@@ -75,7 +75,9 @@ async def test_jsonrpc_tools_permissions_listing_and_shutdown(tmp_path, workspac
         tmp_path,
         workspace,
         fake_llm,
-        {"mcpServers": {"demo": demo_entry(state)}},
+        # The project's allow rule counts because the user trusts the folder (its MCP servers
+        # still need `mcp.trustedProjects`).
+        {"mcpServers": {"demo": demo_entry(state)}, "trustedProjects": [str(workspace)]},
         project={"permissions": {"allow": ["mcp__notes"]}},
     )
     fake_llm.script(

@@ -60,7 +60,7 @@ async def test_the_model_runs_a_skill_and_gets_the_rendered_body(tmp_path):
 
     h = Harness(tmp_path, reply)
     path = add_skill(h.workspace, "greet", GREET)
-    await h.open()
+    await h.open(trusted=True)  # a project skill's allowed-tools count in a trusted folder
     result = await h.prompt("please greet")
     assert result.terminal == "completed"
     first, second, _third = h.provider.requests

@@ -70,8 +70,9 @@ class Harness:
         )
         self.session_id = ""
 
-    async def open(self) -> Harness:
-        info = await self.service.new_session(NewSessionParams(cwd=str(self.workspace)))
+    async def open(self, *, trusted: bool = False) -> Harness:
+        params = NewSessionParams(cwd=str(self.workspace), workspace_trusted=trusted or None)
+        info = await self.service.new_session(params)
         self.session_id = info.session_id
         return self
 

@@ -171,9 +171,18 @@ def test_rm_rf_always_asks(ctx, mode, command):
     assert check(ctx, mode, call(Bash(), command=command)) == Decision("ask", RM_RF)
 
 
-def test_rm_without_force_or_recursion_follows_the_mode(ctx):
-    for command in ("rm -r build", "rm -f a.txt", "rm a.txt"):
+def test_rm_without_recursion_follows_the_mode(ctx):
+    for command in ("rm -f a.txt", "rm a.txt"):
         assert check(ctx, "bypassPermissions", call(Bash(), command=command)) == ALLOW
+
+
+@pytest.mark.parametrize("mode", ASKING_MODES)
+@pytest.mark.parametrize(
+    "command", ["rm -r build", "rm -R build", "rm --recursive build", "xargs rm -r < list"]
+)
+def test_recursive_delete_without_force_always_asks(ctx, mode, command):
+    reason = "the command deletes files recursively (rm -r)"
+    assert check(ctx, mode, call(Bash(), command=command)) == Decision("ask", reason)
 
 
 def test_plan_mode_refuses_rm_rf_before_asking(ctx):
@@ -195,6 +204,10 @@ def test_env_files_always_ask(ctx, mode, tool_and_args):
     path = tool_and_args[1].path
     reason = f"{path} looks like an environment file and may contain secrets"
     assert check(ctx, mode, tool_and_args) == Decision("ask", reason)
+
+
+def test_names_that_merely_end_in_env_follow_the_mode(ctx):
+    assert check(ctx, "default", call(ReadFile(), path="settings.env")) == ALLOW
 
 
 def test_reading_env_files_asks_even_in_plan_mode(ctx):
@@ -311,14 +324,16 @@ def test_allow_always_is_remembered_per_tool(ctx):
     assert decide(edit_tool, edit_args, ctx, state) == Decision("ask", "", "edit_file")
 
 
-def test_allow_always_for_a_command_covers_only_that_program(ctx):
+def test_allow_always_for_a_command_covers_only_that_prefix(ctx):
     state = PermissionState()
     bash = Bash()
     first = decide(bash, bash.Input(command="  npm test"), ctx, state)
-    assert first == Decision("ask", "", "bash(npm)")
+    assert first == Decision("ask", "", "bash(npm test)")
     remember(state, first, "allow_always")
-    assert decide(bash, bash.Input(command="npm run build"), ctx, state) == ALLOW
-    assert decide(bash, bash.Input(command="npx x"), ctx, state) == Decision("ask", "", "bash(npx)")
+    assert decide(bash, bash.Input(command="npm test -- --watch"), ctx, state) == ALLOW
+    assert decide(bash, bash.Input(command="npm run build"), ctx, state) == Decision(
+        "ask", "not covered by an allow rule: `npm run build`", "bash(npm run)"
+    )
 
 
 def test_allow_always_for_git_covers_only_that_subcommand(ctx):
@@ -531,7 +546,7 @@ def test_rules_from_claude_code_style_names():
             "  Grep  ",
             "not a (valid",
         ]
-    ) == {"read_file", "bash(npm)", "bash", "edit_file", "mcp__db__query", "grep"}
+    ) == {"read_file", "bash(npm test)", "bash", "edit_file", "mcp__db__query", "grep"}
 
 
 def test_allow_always_for_web_fetch_covers_only_that_host(ctx):

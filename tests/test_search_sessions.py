@@ -95,3 +95,35 @@ async def test_a_later_session_finds_an_earlier_one(tmp_path, store):
     tool_result = requests[1].messages[-2].parts[0]
     hits = json.loads(tool_result.content)["hits"]
     assert [(h["sessionId"], h["role"]) for h in hits] == [("s_old", "user")]
+
+
+async def test_other_workspaces_sessions_stay_out_unless_the_user_approves(tmp_path, store):
+    """Issue 19, item 12: a prompt injected in one repository must not pull another project's
+    conversations into the model."""
+    requests = []
+
+    def model(request):
+        requests.append(request)
+        if len(requests) == 1:
+            return ScriptedReply(tool_calls=[("search_sessions", {"query": "evicting"})])
+        if len(requests) == 2:
+            args = {"query": "evicting", "allWorkspaces": True}
+            return ScriptedReply(tool_calls=[("search_sessions", args)])
+        return ScriptedReply(text="done")
+
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    engine = NativeEngine(provider_factory=lambda _s: ScriptedProvider(model))
+    service = SessionService(
+        {"native": engine}, Recorder(), flags={"llm": {"provider": "scripted"}}, store=store
+    )
+    info = await service.new_session(NewSessionParams(cwd=str(other)))
+    prompt = {"sessionId": info.session_id, "prompt": [{"type": "text", "text": "recall"}]}
+    result = await service.prompt(PromptParams.model_validate(prompt))
+    await service.close_all()
+    assert result.terminal == "completed"
+    scoped = requests[1].messages[-2].parts[0]
+    assert json.loads(scoped.content) == {"hits": []}
+    everywhere = requests[2].messages[-2].parts[0]
+    assert everywhere.is_error and "approval" in everywhere.content
+    assert "TTL" not in everywhere.content

@@ -10,6 +10,7 @@ from server.providers.options import SKILL_STATE_KEY
 from server.skills import (
     ACTIVE_KEY,
     BUILTIN_DIR,
+    MODEL_KEY,
     Skill,
     SkillCatalog,
     activate,
@@ -357,8 +358,8 @@ def test_activation_layers_provider_options_and_keeps_deletions(dirs):
         "reasoning": {"effort": "low", "summary": "auto"},
         "stop": ["END"],
     }
-    assert granted_tools(catalog, state) == ["Read", "Bash(git diff:*)"]
-    assert granted_tools(None, state) == []
+    assert granted_tools(catalog, state, trusted=True) == ["Read", "Bash(git diff:*)"]
+    assert granted_tools(None, state, trusted=True) == []
 
 
 def test_list_skills_reports_skills_and_warnings(dirs):
@@ -380,3 +381,15 @@ def test_list_skills_reports_skills_and_warnings(dirs):
     ]
     [warning] = result["warnings"]
     assert warning["path"].endswith("broken/SKILL.md") and "YAML" in warning["message"]
+
+
+def test_a_project_skill_cannot_name_a_local_model_file(dirs):
+    """Issue 19, item 9: only the user names a GGUF file the local provider would load."""
+    for layer, name in ((dirs["cwd"] / ".claude" / "skills", "p"), (dirs["home"] / ".agentls" / "skills", "u")):
+        write_skill(layer, name, simple(name) + "\nmodel: /tmp/evil.gguf")
+    catalog = SkillCatalog(dirs["cwd"], home=dirs["home"], builtin=dirs["builtin"])
+    state: dict = {}
+    activate(catalog.get("p"), state)
+    assert MODEL_KEY not in state
+    activate(catalog.get("u"), state)
+    assert state[MODEL_KEY] == ("u", "/tmp/evil.gguf")

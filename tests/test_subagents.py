@@ -263,3 +263,14 @@ async def test_permissions_and_questions_go_up_to_the_parent(tmp_path):
     answer = await sink.ask_question([question], timeout=5)
     assert answer.answers == {"Which?": "a"} and parent.questions == [([question], 5)]
     assert (sink.session_id, sink.turn_id) == ("sess_1", "turn_1")
+
+
+def test_a_project_agent_cannot_name_a_local_model_file(tmp_path):
+    """Only the user names a GGUF file the local provider would load into the process."""
+    for root, name in ((tmp_path / "ws" / ".agentls", "p"), (tmp_path / "home" / ".agentls", "u")):
+        (root / "agents").mkdir(parents=True)
+        text = f"---\nname: {name}\ndescription: d\nmodel: /tmp/evil.gguf\n---\nGo.\n"
+        (root / "agents" / f"{name}.md").write_text(text)
+    registry = ProfileRegistry(tmp_path / "ws", home=tmp_path / "home")
+    assert registry.get("p").model is None
+    assert registry.get("u").model == "/tmp/evil.gguf"

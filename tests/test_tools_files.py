@@ -174,7 +174,7 @@ async def test_read_refuses_fifos_instead_of_blocking(ctx, tmp_path):
         await edit(ctx, "pipe", "a", "b")
 
 
-def test_read_metadata_and_env_files_ask():
+def test_read_metadata():
     tool = ReadFile()
     args = tool.Input(path="src/app.py", offset=10)
     assert (tool.name, tool.kind, tool.read_only) == ("read_file", "read", True)
@@ -182,11 +182,6 @@ def test_read_metadata_and_env_files_ask():
     assert tool.title(tool.Input(path="src/app.py")) == "Read src/app.py"
     assert tool.paths(args) == ["src/app.py"]
     assert tool.always_ask(args) is None
-    for secret in (".env", ".env.local", "config/.env.production"):
-        assert tool.always_ask(tool.Input(path=secret)) == (
-            f"{secret} looks like an environment file and may contain secrets"
-        )
-    assert tool.always_ask(tool.Input(path="settings.env")) is None
 
 
 def test_read_input_rejects_unknown_fields_and_bad_offsets():
@@ -248,7 +243,6 @@ def test_write_metadata():
         ["a/b.txt"],
         None,
     )
-    assert tool.always_ask(tool.Input(path=".env", content="")) is not None
 
 
 # edit_file
@@ -388,7 +382,6 @@ def test_edit_metadata():
         ["a.py"],
         None,
     )
-    assert tool.always_ask(tool.Input(path="x/.env.test", old_string="a", new_string="b"))
 
 
 # paths and odd files

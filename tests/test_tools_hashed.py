@@ -327,10 +327,6 @@ def test_edit_hashed_metadata():
         ["src/a.py"],
         None,
     )
-    secret = tool.Input(path=".env.local", anchor_hash="a", expected_line="", new_line="")
-    assert tool.always_ask(secret) == (
-        ".env.local looks like an environment file and may contain secrets"
-    )
     assert set(tool.spec()["parameters"]["required"]) == {
         "path",
         "anchor_hash",

@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from server.policy.guards import command_guard
 from server.tools.base import ToolContext, ToolError
 from server.tools.shell import BackgroundJobs, Bash, BashOutput, KillBash
 
@@ -166,14 +167,14 @@ def test_bash_timeout_must_be_positive():
         "rm build -rf",
     ],
 )
-def test_bash_always_asks_for_recursive_forced_delete(command):
-    reason = Bash().always_ask(Bash.Input(command=command))
+def test_bash_always_asks_for_recursive_forced_delete(command, tmp_path):
+    reason = command_guard(command, tmp_path)
     assert reason == "the command deletes files recursively without confirmation (rm -rf)"
 
 
 @pytest.mark.parametrize("command", ["cat .env", "cp .env.example .env", "source ./.env.local"])
-def test_bash_always_asks_for_env_files(command):
-    reason = Bash().always_ask(Bash.Input(command=command))
+def test_bash_always_asks_for_env_files(command, tmp_path):
+    reason = command_guard(command, tmp_path)
     assert reason == "the command touches a .env file, which may contain secrets"
 
 
@@ -181,15 +182,14 @@ def test_bash_always_asks_for_env_files(command):
     "command",
     [
         "rm file.txt",
-        "rm -r dir",
         "npm run rm-cache -f",
         "firm -rf",
         "node -e 'console.log(process.env.HOME)'",
         ".venv/bin/python -V",
     ],
 )
-def test_bash_does_not_ask_for_ordinary_commands(command):
-    assert Bash().always_ask(Bash.Input(command=command)) is None
+def test_bash_does_not_ask_for_ordinary_commands(command, tmp_path):
+    assert command_guard(command, tmp_path) is None
 
 
 def test_bash_metadata_and_titles():

@@ -76,6 +76,7 @@ export interface AgentlsWireTypes {
   TurnEnd?: TurnEnd;
   Usage?: Usage;
   UserMessageChunk?: UserMessageChunk;
+  WorkspaceTrust?: WorkspaceTrust;
 }
 /**
  * A piece of the assistant's answer, streamed.
@@ -514,6 +515,12 @@ export interface NewSessionParams {
    * Run the session as this subagent profile.
    */
   subagent?: string | null;
+  /**
+   * The editor's own workspace trust for `cwd` (VS Code's `workspace.isTrusted`): true lets
+   * the project config set a mode and allow rules and its skills grant tools. Absent or false:
+   * the user config's `trustedProjects` and the `--trust` flag decide.
+   */
+  workspaceTrusted?: boolean | null;
 }
 /**
  * Mirror of a `session/request_permission` request and its outcome.
@@ -781,6 +788,7 @@ export interface SessionUpdateParams {
     | Compaction
     | StreamRetry
     | McpStatus
+    | WorkspaceTrust
     | TurnEnd;
 }
 /**
@@ -892,6 +900,28 @@ export interface StreamRetry {
    */
   error: string;
   kind: "stream_retry";
+}
+/**
+ * The workspace is not trusted, so agentls ignored what its files asked for: settings of
+ * `.agentls/config.json` that would widen permissions (a mode, allow rules, `null`s), the
+ * `allowed-tools` of its skills. Sent at the session's first turn. A client may offer
+ * "Trust this folder": trusting it (the editor's workspace trust passed as `workspaceTrusted`
+ * on `session/new`, the user config's `trustedProjects`, `--trust`) applies to new sessions.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "WorkspaceTrust".
+ */
+export interface WorkspaceTrust {
+  /**
+   * The workspace folder, as the user would add it to `trustedProjects`.
+   */
+  cwd: string;
+  /**
+   * What was ignored, in words (`permissions.mode (bypassPermissions)`, `skill x: allowed-tools`).
+   */
+  ignored: string[];
+  kind: "workspace_trust";
+  trusted: boolean;
 }
 /**
  * Always the last update of a turn; mirrors the `session/prompt` result.

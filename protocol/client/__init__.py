@@ -69,6 +69,7 @@ from protocol.updates import (
     ToolCallUpdate,
     TurnEnd,
     UserMessageChunk,
+    WorkspaceTrust,
 )
 
 __all__ = [
@@ -116,6 +117,7 @@ __all__ = [
     "UnknownUpdate",
     "Update",
     "UserMessageChunk",
+    "WorkspaceTrust",
     "allow_once",
     "answer_text",
     "cancelled",

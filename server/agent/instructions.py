@@ -2,6 +2,10 @@
 `~/.claude/CLAUDE.md`) and the project's `AGENTS.md` / `CLAUDE.md`, from the repository root
 down to the session's folder, so the deeper (more specific) file is read last.
 
+Only plain file names count (`instructions.files`: no folders, no `..`, no `.env*`), and a
+project file is read only when its real path stays inside the repository (a symlinked
+`AGENTS.md` pointing elsewhere is skipped).
+
 Files are re-read only when they change (mtime and size), which keeps the per-call cost at a
 few `stat`s. Together they are capped at `instructions.maxBytes`; what does not fit is cut with
 a note saying so.
@@ -13,6 +17,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from server.policy.paths import workspace_parts
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +69,7 @@ class Instructions:
     @classmethod
     def from_config(cls, cwd: Path, home: Path, config: dict[str, Any]) -> Instructions:
         section = config.get("instructions") or {}
-        names = tuple(section.get("files", FILE_NAMES))
+        names = tuple(n for n in section.get("files", FILE_NAMES) if plain_name(n))
         return cls(cwd, home, names=names, max_bytes=int(section.get("maxBytes", MAX_BYTES)))
 
     def files(self) -> list[InstructionFile]:
@@ -72,7 +78,11 @@ class Instructions:
         found: list[InstructionFile] = []
         seen: set[str] = set()
         root = repository_root(self.cwd) or self.cwd
+        user = {self.home / f for f in USER_FILES}
         for path in candidate_files(self.cwd, self.home, self.names, root=root):
+            if path not in user and workspace_parts(path, root) is None:
+                log.warning("skipped instructions %s: it leads outside the workspace", path)
+                continue
             text = self._read(path)
             if text is None or not text.strip() or text in seen:
                 continue
@@ -114,6 +124,14 @@ class Instructions:
             return None
         self._cache[path] = (key, text)
         return text
+
+
+def plain_name(name: Any) -> bool:
+    """A file name in a folder, not a path that could reach elsewhere, nor a secrets file."""
+    if not isinstance(name, str) or not name.strip():
+        return False
+    pure = Path(name)
+    return len(pure.parts) == 1 and name not in (".", "..") and not name.lower().startswith(".env")
 
 
 def _label(path: Path, root: Path, home: Path) -> str:

@@ -147,10 +147,18 @@ def parse_profile(file: Path, source: Source) -> Profile:
         description=required_text(data, "description"),
         tools=None if tools is None else tuple(canonical_name(t) for t in tools),
         max_steps=steps,
-        model=optional_text(data, "model"),
+        model=_model(optional_text(data, "model"), source),
         prompt=body.strip(),
         source=source,
     )
+
+
+def _model(model: str | None, source: Source) -> str | None:
+    """A project profile never names a GGUF file: only the user picks what the local provider
+    loads into this process (the project config rule)."""
+    from server.config import local_model_file
+
+    return None if source == "project" and local_model_file(model) else model
 
 
 def discover_profiles(cwd: Path, home: Path) -> tuple[list[Profile], list[SkillWarning]]:

@@ -17,6 +17,7 @@ from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
 from server import permissions
 from server.engines.base import TurnSink, UserNotReachable
+from server.policy.trust import is_trusted
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
@@ -137,8 +138,11 @@ async def _check_permission(
     session: NativeSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
 ) -> tuple[str | None, Any]:
     """(None, args to run with) when the call may run, else (the message the model gets, args)."""
-    decision = permissions.decide(tool, args, session.tool_ctx, session.permissions)
-    if decision.action == "allow" or granted_by_skill(session, tool, decision):
+    granted = skill_rules(session)
+    decision = permissions.decide(
+        tool, args, session.tool_ctx, session.permissions, granted=granted
+    )
+    if decision.action == "allow":
         return None, args
     if decision.action == "deny":
         return f"Not allowed: {decision.reason}.", args
@@ -186,13 +190,12 @@ def unavailable(session: NativeSession, name: str) -> str:
     return f"Unknown tool {name!r}. Available tools: {known}."
 
 
-def granted_by_skill(session: NativeSession, tool: Tool, decision: permissions.Decision) -> bool:
-    """A skill active in this turn lists the tool in `allowed-tools`; calls that always ask
-    (`rm -rf`, `.env`, outside the workspace) still ask."""
-    if decision.action != "ask" or not decision.rule:
-        return False
-    rules = permissions.rules_from_names(granted_tools(session.skills, session.tool_ctx.state))
-    return decision.rule in rules or tool.name in rules
+def skill_rules(session: NativeSession) -> set[str]:
+    """Allow rules from the `allowed-tools` of the skills active in this turn (a project's
+    skills only in a trusted workspace); calls that always ask still ask."""
+    ctx = session.tool_ctx
+    granted = granted_tools(session.skills, ctx.state, trusted=is_trusted(ctx.config))
+    return permissions.rules_from_names(granted)
 
 
 def _describe(exc: ValidationError) -> str:

@@ -35,7 +35,7 @@ from server.engines.base import (
     TurnSink,
 )
 from server.mcp.engine import McpSupport
-from server.permissions import MODES, PermissionState, rules_from_names
+from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import catalog, images, options, thinking
 from server.providers.base import Provider, ProviderSettings
 from server.providers.messages import Message, ModelRequest, StreamEvent, ToolSpec, Usage
@@ -97,6 +97,8 @@ class NativeSession:
     """Why the model changed since the last call (announced with `model_switched`)."""
     instructions: Instructions | None = None
     """The user's and the project's AGENTS.md / CLAUDE.md files."""
+    notices: list[Any] = field(default_factory=list)
+    """Updates for the session's first turn (what an untrusted workspace had ignored)."""
     mcp: Any = None
     """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
     skill_base: ProviderSettings | None = None
@@ -284,6 +286,7 @@ class NativeEngine:
             instructions=Instructions.from_config(spec.cwd, home, spec.config),
             environ=self._environ,
         )
+        session.notices.extend(filter(None, [trust_notice(spec.cwd, spec.config, skills)]))
         if not self._tools:
             self._add_task_tools(session)
         profile = self._profile(session, spec.subagent) if spec.subagent else None
@@ -299,6 +302,9 @@ class NativeEngine:
     async def run_turn(self, handle: NativeSession, turn: TurnInput, sink: TurnSink) -> TurnOutcome:
         if handle.mcp is not None:
             handle.mcp.flush(sink)
+        notices, handle.notices = handle.notices, []
+        for notice in notices:
+            sink.emit(notice)
         if turn.model:
             self.set_model(handle, turn.model, reason="prompt options")
         environ = self._env()

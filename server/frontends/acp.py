@@ -235,7 +235,10 @@ class AcpDoor:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> schema.NewSessionResponse:
-        info = await self._call(self.service.new_session(NewSessionParams(cwd=cwd)))
+        meta = kwargs.get("agentls")  # the SDK spreads `_meta` into the keyword arguments
+        trusted = meta.get("workspaceTrusted") if isinstance(meta, dict) else None
+        params = NewSessionParams(cwd=cwd, workspace_trusted=trusted is True)
+        info = await self._call(self.service.new_session(params))
         self._attach_files(info.session_id)
         await self._attach_mcp(info.session_id, mcp_servers)
         self._announce_commands(info.session_id)

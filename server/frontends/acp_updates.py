@@ -30,6 +30,7 @@ from protocol.updates import (
     ToolCallUpdate,
     TurnEnd,
     UserMessageChunk,
+    WorkspaceTrust,
 )
 
 AcpUpdate = (
@@ -97,6 +98,7 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | Compaction()
             | StreamRetry()
             | McpStatus()
+            | WorkspaceTrust()
             | TurnEnd()
         ):
             # The door handles step_finish (usage) and model_switched (config options) itself;

@@ -131,6 +131,11 @@ class TurnFrames:
         message = {"role": "user", "content": [result]}
         return [self.envelope({"type": "user", "message": message}, update.get("parentToolCallId"))]
 
+    def _on_workspace_trust(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        note = {k: update[k] for k in ("trusted", "cwd", "ignored")}
+        frame = {"type": "system", "subtype": "workspace_trust", **note}
+        return [{**frame, "session_id": self.session_id, "uuid": new_uuid()}]
+
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1
         frames = self._flush_thinking() + self._flush_text(cc_usage(update["usage"]))

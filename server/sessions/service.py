@@ -199,7 +199,7 @@ class SessionService(StoredSessions):
             overrides["llm"]["provider"] = params.provider
         if params.model:
             overrides["llm"]["model"] = params.model
-        config = self._config(cwd, overrides)
+        config = self._config(cwd, overrides, trusted=bool(params.workspace_trusted))
         engine = self._engine(params.engine or config.get("engine") or "native")
         if session_id in self.sessions or (
             session_id and self.recorder and await self.recorder.exists(session_id)
@@ -235,9 +235,11 @@ class SessionService(StoredSessions):
             )
         return path
 
-    def _config(self, cwd: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+    def _config(
+        self, cwd: Path, overrides: dict[str, Any], *, trusted: bool = False
+    ) -> dict[str, Any]:
         try:
-            return deep_merge(load_config(cwd, flags=self.flags), overrides)
+            return deep_merge(load_config(cwd, flags=self.flags, trusted=trusted), overrides)
         except ConfigError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
 

@@ -63,6 +63,9 @@ class ToolContext:
     """Per-session tool state that resume needs (e.g. the todo list)."""
     config: dict[str, Any] = field(default_factory=dict)
     """The session's merged configuration (e.g. `webFetch`, `webSearch`)."""
+    judged: dict[Path, Path] = field(default_factory=dict)
+    """Real paths the permission check judged, by the path as written: the file tools open
+    exactly those (`server.tools.disk`)."""
     files: Any = None
     """Where file tools read and write first, e.g. the editor's buffers over ACP: an object with
     `async read_text(path) -> str | None` (None: not available there, use the disk) and
@@ -87,6 +90,8 @@ class Tool(ABC):
     read_only: ClassVar[bool] = False
     kind: ClassVar[ToolKind] = "other"
     risk: ClassVar[Risk] = "low"
+    shell: ClassVar[bool] = False
+    """Runs `args.command` through a shell: the policy parses it (`server.policy.shell`)."""
 
     def title(self, args: Any) -> str:
         return self.name

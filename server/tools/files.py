@@ -28,6 +28,7 @@ from typing import BinaryIO
 from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from .disk import open_judged, read_judged, write_judged
 
 BINARY_SNIFF = 8192
 MAX_LINE_CHARS = 2000
@@ -61,11 +62,6 @@ def real_path(path: Path) -> Path:
     except (OSError, RuntimeError):
         return path
 
-
-def env_file_reason(path: str) -> str | None:
-    if Path(path).name.startswith(".env"):
-        return f"{path} looks like an environment file and may contain secrets"
-    return None
 
 
 def _stat(path: Path) -> os.stat_result:
@@ -153,9 +149,6 @@ class ReadFile(Tool):
     def paths(self, args: ReadFileInput) -> list[str]:
         return [args.path]
 
-    def always_ask(self, args: ReadFileInput) -> str | None:
-        return env_file_reason(args.path)
-
     async def run(self, ctx: ToolContext, args: ReadFileInput) -> dict:
         path = ctx.resolve(args.path)
         start = args.offset or 1
@@ -166,7 +159,7 @@ class ReadFile(Tool):
         else:
             st = _stat_file(path)
             try:
-                with path.open("rb") as f:
+                with open_judged(ctx, path, os.O_RDONLY) as f:
                     lines, total = _slice(f, path, st.st_size, start, args.limit)
             except OSError as e:
                 raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
@@ -240,9 +233,6 @@ class WriteFile(Tool):
     def paths(self, args: WriteFileInput) -> list[str]:
         return [args.path]
 
-    def always_ask(self, args: WriteFileInput) -> str | None:
-        return env_file_reason(args.path)
-
     async def run(self, ctx: ToolContext, args: WriteFileInput) -> ToolResult:
         path = ctx.resolve(args.path)
         if path.exists():
@@ -257,7 +247,7 @@ class WriteFile(Tool):
         else:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
+                write_judged(ctx, path, data)
                 ctx.read_times[real_path(path)] = path.stat().st_mtime
             except OSError as e:
                 raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
@@ -272,8 +262,8 @@ async def _old_text(ctx: ToolContext, path: Path) -> str | None:
     if served is not None:
         return served
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        return read_judged(ctx, path).decode("utf-8", errors="replace")
+    except (OSError, ToolError):
         return None
 
 
@@ -310,9 +300,6 @@ class EditFile(Tool):
 
     def paths(self, args: EditFileInput) -> list[str]:
         return [args.path]
-
-    def always_ask(self, args: EditFileInput) -> str | None:
-        return env_file_reason(args.path)
 
     async def run(self, ctx: ToolContext, args: EditFileInput) -> ToolResult | dict:
         if args.old_string == args.new_string:
@@ -365,7 +352,7 @@ async def read_for_edit(ctx: ToolContext, path: Path) -> bytes:
                 "read it again with read_file before editing"
             )
         try:
-            raw = path.read_bytes()
+            raw = read_judged(ctx, path)
         except OSError as e:
             raise ToolError(f"Cannot read {path}: {e.strerror or e}") from None
     if _is_binary(raw[:BINARY_SNIFF]):
@@ -386,7 +373,7 @@ async def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
         ctx.read_times.pop(real_path(path), None)
         return
     try:
-        path.write_bytes(data)
+        write_judged(ctx, path, data)
         ctx.read_times[real_path(path)] = path.stat().st_mtime
     except OSError as e:
         raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
-from .files import crlf_dominant, env_file_reason, js_trim, line_tag, read_for_edit, save_edit
+from .files import crlf_dominant, js_trim, line_tag, read_for_edit, save_edit
 
 BOM = "\ufeff"
 SNIPPET_RADIUS = 3
@@ -57,9 +57,6 @@ class EditFileHashed(Tool):
 
     def paths(self, args: EditFileHashedInput) -> list[str]:
         return [args.path]
-
-    def always_ask(self, args: EditFileHashedInput) -> str | None:
-        return env_file_reason(args.path)
 
     async def run(self, ctx: ToolContext, args: EditFileHashedInput) -> ToolResult:
         if "\n" in args.new_line or "\r" in args.new_line:

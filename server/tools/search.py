@@ -27,6 +27,9 @@ MAX_PER_FILE = 10
 MAX_LINE_CHARS = 200
 STDERR_CAP = 4000
 COMMON_ARGS = ["--no-config", "--no-require-git"]
+# Last, so they win over the model's globs and a repository's `.ignore` whitelists; a `.env`
+# file named as the search path itself is searched (the permission policy asked first).
+NO_SECRETS = ["--iglob", "!.env*"]
 
 
 def rg_path() -> str:
@@ -160,7 +163,8 @@ class Grep(Tool):
     name = "grep"
     description = (
         "Search file contents for a regular expression (ripgrep, Rust regex syntax) under `path` "
-        "(default: the workspace). Honours .gitignore and skips hidden files and directories. "
+        "(default: the workspace). Honours .gitignore and skips hidden files and directories "
+        "and `.env*` files. "
         "Returns {matchCount, filesWithMatches, matches: [{file, line, content}], truncated}: at "
         "most 100 matches in total and 10 per file, lines cut at 200 characters. When truncated, "
         "narrow with `path`, `glob` (e.g. `*.py`, `src/**/*.ts`) or a more specific pattern; "
@@ -185,7 +189,7 @@ class Grep(Tool):
             rg_args.append("--ignore-case")
         if args.glob:
             rg_args += ["--glob", args.glob]
-        rg_args += ["--regexp", args.pattern, "--", target]
+        rg_args += [*NO_SECRETS, "--regexp", args.pattern, "--", target]
         found = _Matches(ctx, cwd)
         code, stderr = await run_rg(rg_args, cwd, found.feed)
         if code == 2 and found.count == 0:
@@ -206,8 +210,8 @@ class Glob(Tool):
     description = (
         "Find files whose path matches a glob, newest (most recently modified) first. A pattern "
         "without `/` matches file names at any depth (`*.py`); a pattern with `/` is relative to "
-        "`path` (`src/**/*.ts`). Honours .gitignore and skips hidden directories and "
-        "node_modules (pass one as `path` to search inside it). Returns {files, totalFiles, "
+        "`path` (`src/**/*.ts`). Honours .gitignore and skips hidden directories, `.env*` files "
+        "and node_modules (pass one as `path` to search inside it). Returns {files, totalFiles, "
         "truncated} with at most `limit` (default 100) files."
     )
     Input = GlobInput
@@ -226,7 +230,8 @@ class Glob(Tool):
         if not root.is_dir():
             raise ToolError(f"{root} is not a directory; give a directory as path")
         found: list[Path] = []
-        rg_args = ["--files", "--glob", args.pattern, "--glob", "!node_modules/", "--", "."]
+        rg_args = ["--files", "--glob", args.pattern, "--glob", "!node_modules/", *NO_SECRETS]
+        rg_args += ["--", "."]
         code, stderr = await run_rg(
             rg_args, root, lambda line: found.append(root / os.fsdecode(line.rstrip(b"\r")))
         )

@@ -13,7 +13,6 @@ import atexit
 import codecs
 import itertools
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -35,10 +34,6 @@ MAX_TIMEOUT_MS = 600_000
 DRAIN_GRACE_S = 1.0
 REAP_TIMEOUT_S = 5.0
 WINDOWS = os.name == "nt"
-
-_RM_CALL = re.compile(r"(?<![\w-])rm\s([^;&|\n]*)")
-_WIN_RECURSIVE_DELETE = re.compile(r"(?i)\b(?:rd|rmdir)\s+/s\b|remove-item\b.*-recurse")
-_ENV_FILE = re.compile(r"(?<![\w.$-])\.env")
 
 
 def shell_command(command: str) -> str | list[str]:
@@ -80,25 +75,6 @@ def _working_dir(ctx: ToolContext, cwd: str | None) -> Path:
     if not path.is_dir():
         raise ToolError(f"Working directory not found: {path}")
     return path
-
-
-def _destructive_reason(command: str) -> str | None:
-    for match in _RM_CALL.finditer(command):
-        flags = set()
-        for token in match.group(1).split():
-            if token.startswith("--"):
-                flags.add(token)
-            elif token.startswith("-"):
-                flags.update(token[1:])
-        recursive = flags & {"r", "R", "--recursive"}
-        force = flags & {"f", "--force"}
-        if recursive and force:
-            return "the command deletes files recursively without confirmation (rm -rf)"
-    if _WIN_RECURSIVE_DELETE.search(command):
-        return "the command deletes a directory tree"
-    if _ENV_FILE.search(command):
-        return "the command touches a .env file, which may contain secrets"
-    return None
 
 
 class _Tail:
@@ -301,6 +277,7 @@ class Bash(Tool):
     Input = BashInput
     kind = "execute"
     risk = "high"
+    shell = True
 
     def __init__(self, jobs: BackgroundJobs | None = None) -> None:
         self.jobs = jobs if jobs is not None else JOBS
@@ -312,9 +289,6 @@ class Bash(Tool):
 
     def paths(self, args: BashInput) -> list[str]:
         return [args.cwd] if args.cwd else []
-
-    def always_ask(self, args: BashInput) -> str | None:
-        return _destructive_reason(args.command)
 
     async def run(self, ctx: ToolContext, args: BashInput) -> dict[str, Any]:
         cwd = _working_dir(ctx, args.cwd)

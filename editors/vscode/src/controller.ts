@@ -40,6 +40,10 @@ export interface ControllerHost {
   openLink(href: string): void;
   copy(text: string): void;
   log(message: string): void;
+  /** The editor's own workspace trust, passed on `session/new`. */
+  trusted?(): boolean;
+  /** Let the user trust the folder (the editor's trust dialog). */
+  trustFolder?(): void;
 }
 
 const CONTENT_TYPES = new Set(["text", "image", "resource_link"]);
@@ -97,6 +101,8 @@ export class SessionController {
         return this.host.openLink(msg.href);
       case "copy":
         return this.host.copy(msg.text);
+      case "trustFolder":
+        return this.host.trustFolder?.();
       default:
         this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
     }
@@ -135,6 +141,7 @@ export class SessionController {
           cwd: this.host.cwd(),
           model: model || undefined,
           mode: (permissionMode || undefined) as ClientRequests["session/new"]["params"]["mode"],
+          workspaceTrusted: this.host.trusted?.() || undefined,
         });
         this.prompting = false;
         this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });

@@ -31,6 +31,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     copy: (text) => void vscode.env.clipboard.writeText(text),
     log: (message) => output.info(message),
+    trusted: () => vscode.workspace.isTrusted,
+    trustFolder: () => void vscode.commands.executeCommand("workbench.trust.manage"),
   });
   connection = conn;
 
@@ -58,6 +60,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   context.subscriptions.push(
+    // A folder trusted just now: new sessions get its config and skills.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void controller.newSession()),
     output,
     view,
     conn,

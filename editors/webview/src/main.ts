@@ -37,6 +37,7 @@ export class Panel {
       },
       openFile: (path, line) => this.post({ type: "openFile", path, line }),
       openLink: (href) => this.post({ type: "openLink", href }),
+      trustFolder: () => this.post({ type: "trustFolder" }),
     };
     const newSession = h("button", { type: "button", class: "icon-button", id: "new-session", "aria-label": "New session", title: "New session" }, icon(ICONS.plus));
     const history = h("button", { type: "button", class: "icon-button", id: "history", "aria-label": "Sessions", title: "Sessions (resume, search)", "aria-haspopup": "dialog" }, icon(ICONS.history));

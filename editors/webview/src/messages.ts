@@ -43,7 +43,8 @@ export type PanelToHost =
   | { type: "resumeSession"; sessionId: string }
   | { type: "openFile"; path: string; line?: number }
   | { type: "openLink"; href: string }
-  | { type: "copy"; text: string };
+  | { type: "copy"; text: string }
+  | { type: "trustFolder" };
 
 export type HostToPanelType = HostToPanel["type"];
 export type PanelToHostType = PanelToHost["type"];

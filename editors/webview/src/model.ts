@@ -63,6 +63,8 @@ export interface TurnItem extends ItemBase {
 export interface NoteItem extends ItemBase {
   kind: "note";
   text: string;
+  /** Offer "Trust this folder" (the workspace is untrusted). */
+  trust?: boolean;
 }
 export interface ErrorItem extends ItemBase {
   kind: "error";

@@ -9,6 +9,7 @@ import {
   TERMINAL_WORDS,
   usageText,
   type Item,
+  type NoteItem,
   type PlanItem,
   type SubagentItem,
   type ToolItem,
@@ -20,6 +21,7 @@ export interface Actions {
   copy(text: string): void;
   openFile(path: string, line?: number): void;
   openLink(href: string): void;
+  trustFolder(): void;
 }
 
 // -- Markdown -----------------------------------------------------------------------------------
@@ -280,10 +282,20 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
         h("span", { class: "usage" }, usageText(item.usage)),
       );
     case "note":
-      return h("div", { class: "note", "data-kind": "note", role: "note" }, item.text);
+      return noteView(item, actions);
     case "error":
       return h("div", { class: "error", "data-kind": "error", role: "alert" }, item.text);
   }
+}
+
+function noteView(item: NoteItem, actions: Actions): HTMLElement {
+  const note = h("div", { class: "note", "data-kind": "note", role: "note" }, item.text);
+  if (item.trust) {
+    const button = h("button", { type: "button", class: "trust-folder" }, "Trust this folder");
+    button.addEventListener("click", () => actions.trustFolder());
+    note.append(" ", button);
+  }
+  return note;
 }
 
 /** The conversation: keyed, incremental, keeps the user's open/closed choices and scroll. */

@@ -9,7 +9,7 @@ import type {
 } from "../../protocol/protocol";
 import type { HostToPanel } from "./messages";
 import type { Item, PanelState, ToolItem } from "./model";
-import { BENIGN_NOTES, fmt, mcpWords } from "./words";
+import { BENIGN_NOTES, fmt, mcpWords, trustWords } from "./words";
 
 export type * from "./model";
 export { BENIGN_NOTES, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
@@ -42,6 +42,7 @@ export const HANDLED_KINDS: readonly string[] = [
   "compaction",
   "stream_retry",
   "mcp_status",
+  "workspace_trust",
   "step_finish",
   "turn_end",
 ];
@@ -217,6 +218,9 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       return;
     case "mcp_status":
       add(state, { kind: "note", turnId, text: mcpWords(u.server, u.status, u.tools ?? undefined, u.error ?? undefined) });
+      return;
+    case "workspace_trust":
+      add(state, { kind: "note", turnId, text: trustWords(u.ignored), trust: !u.trusted });
       return;
     case "step_finish":
       state.stepStart = state.items.length;

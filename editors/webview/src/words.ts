@@ -37,6 +37,11 @@ export const TERMINAL_WORDS: Record<string, string> = {
   timed_out: "Timed out",
 };
 
+/** What an untrusted folder's config and skills asked for and did not get. */
+export function trustWords(ignored: string[]): string {
+  return `This folder is not trusted, so its settings were ignored: ${ignored.join("; ")}.`;
+}
+
 export function mcpWords(server: string, status: string, tools?: number, error?: string): string {
   const what = status === "connected" && tools !== undefined ? `connected (${tools} tool${tools === 1 ? "" : "s"})` : status;
   return `MCP server ${server}: ${what}${error ? ` — ${error}` : ""}`;

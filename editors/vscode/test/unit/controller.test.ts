@@ -31,7 +31,7 @@ class FakeConnection implements AgentConnection {
 function setup() {
   const conn = new FakeConnection();
   const posted: HostToPanel[] = [];
-  const host = { cwd: () => "/work", settings: () => ({ model: "", permissionMode: "plan" }), openFile: () => {}, openLink: () => {}, copy: () => {}, log: () => {} };
+  const host = { cwd: () => "/work", settings: () => ({ model: "", permissionMode: "plan" }), openFile: () => {}, openLink: () => {}, copy: () => {}, log: () => {}, trusted: () => true };
   const controller = new SessionController(conn, { post: (m) => posted.push(m) }, host);
   conn.handlers["session/new"] = () => SESSION;
   return { conn, posted, controller };
@@ -40,7 +40,7 @@ function setup() {
 test("ready server → a session with the settings; ready panel → state replayed", async () => {
   const { conn, posted, controller } = setup();
   await controller.onServerState("ready");
-  assert.deepEqual(conn.calls, [["session/new", { cwd: "/work", model: undefined, mode: "plan" }]]);
+  assert.deepEqual(conn.calls, [["session/new", { cwd: "/work", model: undefined, mode: "plan", workspaceTrusted: true }]]);
   assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "session", session: SESSION, cwd: "/work" }]);
   posted.length = 0;
   await controller.handlePanel({ type: "ready" });

@@ -59,6 +59,10 @@ test("the golden transcript reduces to the expected items", () => {
     },
     { kind: "note", turnId: TURN, text: "Switched to claude-sonnet-4-6 (image in prompt)." },
     { kind: "note", turnId: TURN, text: "Compacted the conversation: 150,000 → 42,000 tokens." },
+    {
+      kind: "note", turnId: TURN, trust: true,
+      text: "This folder is not trusted, so its settings were ignored: permissions.mode (bypassPermissions); permissions.allow; tools: null; skill deploy: allowed-tools.",
+    },
     { kind: "turn", turnId: TURN, terminal: "aborted", stopReason: "cancelled", usage: USAGE },
   ]);
 });

@@ -39,6 +39,7 @@ public final class Json {
             .variant("compaction", SessionUpdate.Compaction.class)
             .variant("stream_retry", SessionUpdate.StreamRetry.class)
             .variant("mcp_status", SessionUpdate.McpStatus.class)
+            .variant("workspace_trust", SessionUpdate.WorkspaceTrust.class)
             .variant("turn_end", SessionUpdate.TurnEnd.class);
 
     private static final TypeAdapter<Answer> ANSWER = new TypeAdapter<>() {

@@ -57,6 +57,9 @@ public sealed interface SessionUpdate {
     /** An MCP server of the session changed state; {@code tools}: how many it gives, when connected. */
     record McpStatus(String server, String status, String error, Integer tools) implements SessionUpdate {}
 
+    /** The workspace is not trusted: what its config and skills asked for and did not get. */
+    record WorkspaceTrust(boolean trusted, String cwd, List<String> ignored) implements SessionUpdate {}
+
     /** Always the last update of a turn; mirrors the session/prompt result. */
     record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error) implements SessionUpdate {}
 

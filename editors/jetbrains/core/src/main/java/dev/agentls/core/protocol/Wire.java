@@ -44,15 +44,19 @@ public final class Wire {
     public record McpServerConfig(String type, String command, List<String> args, Map<String, String> env, String cwd,
                                   String url, Map<String, String> headers, Double startupTimeout, Double toolTimeout) {}
 
-    /** {@code mcpServers}: MCP servers for this session by name, on top of the configured ones. */
+    /**
+     * {@code mcpServers}: MCP servers for this session by name, on top of the configured ones;
+     * {@code workspaceTrusted}: the IDE's own trust in {@code cwd}.
+     */
     public record NewSessionParams(String cwd, String engine, String provider, String model, String mode,
-                                   String subagent, Map<String, McpServerConfig> mcpServers) {
+                                   String subagent, Map<String, McpServerConfig> mcpServers,
+                                   Boolean workspaceTrusted) {
         public static NewSessionParams in(String cwd) {
-            return new NewSessionParams(cwd, null, null, null, null, null, null);
+            return new NewSessionParams(cwd, null, null, null, null, null, null, null);
         }
 
         public NewSessionParams withModelAndMode(String model, String mode) {
-            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers);
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, workspaceTrusted);
         }
     }
 

@@ -1,0 +1,132 @@
+"""Workspace trust, as editors have it: a folder is untrusted until the user says otherwise.
+
+The user trusts a folder in their own config (`trustedProjects`, or `mcp.trustedProjects`),
+with the `--trust` flag, or through the editor's own workspace trust (`workspaceTrusted` on
+`session/new`). Until then the project config may only narrow what the user configured: it
+cannot set a permission mode, add allow rules or delete a user value with `null`. A trusted
+project may set a mode and add allow rules, never `bypassPermissions`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRUST_KEY = "workspaceTrust"
+"""Where the merged config records the verdict: `{trusted, ignored}` (set by `server.config`)."""
+PROJECT_KEYS_NEVER = ("trustedProjects", TRUST_KEY, "trust")
+# Nulls here keep their meaning (delete a provider default): they widen nothing.
+NULL_KEEPING = (("llm", "providerOptions"),)
+
+
+@dataclass
+class Narrowed:
+    layer: dict[str, Any]
+    ignored: list[str] = field(default_factory=list)
+
+
+def listed(user: Mapping[str, Any]) -> list[str]:
+    entries: list[Any] = []
+    for value in (user.get("trustedProjects"), (user.get("mcp") or {}).get("trustedProjects")):
+        if isinstance(value, str):
+            entries.append(value)
+        elif isinstance(value, list):
+            entries.extend(value)
+    return [str(e) for e in entries if isinstance(e, str | os.PathLike)]
+
+
+def trusted_by_user(cwd: Path, user: Mapping[str, Any]) -> bool:
+    """Whether the user config lists `cwd` or a folder above it, compared as real paths."""
+    try:
+        here = cwd.resolve()
+    except OSError:
+        return False
+    for entry in listed(user):
+        if entry == "*":
+            return True
+        try:
+            root = Path(entry).expanduser().resolve()
+        except OSError:
+            continue
+        if any(_same(root, folder) for folder in (here, *here.parents)):
+            return True
+    return False
+
+
+def _same(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)  # a case-insensitive filesystem spells one folder many ways
+    except OSError:
+        return False
+
+
+def narrow(base: Mapping[str, Any], project: Mapping[str, Any], *, trusted: bool) -> Narrowed:
+    """The project layer as it may be merged over `base` (defaults and the user config)."""
+    out = Narrowed(_drop_nulls(project, ()))
+    out.ignored = _nulls(project, ())
+    layer = out.layer
+    for key in PROJECT_KEYS_NEVER:
+        if key in layer:
+            del layer[key]
+            out.ignored.append(key)
+    perms = layer.get("permissions")
+    if isinstance(perms, dict):
+        mode = perms.get("mode")
+        if "mode" in perms and (not trusted or mode == "bypassPermissions"):
+            del perms["mode"]
+            out.ignored.append(f"permissions.mode ({mode})")
+        if "allow" in perms and not trusted:
+            del perms["allow"]
+            out.ignored.append("permissions.allow")
+    tools = layer.get("tools")
+    if isinstance(tools, dict) and "disallowed" in tools:
+        # A project may disallow more tools, never fewer than the user did.
+        mine = list((base.get("tools") or {}).get("disallowed") or [])
+        theirs = tools["disallowed"] if isinstance(tools["disallowed"], list) else []
+        tools["disallowed"] = mine + [t for t in theirs if t not in mine]
+    fetch = layer.get("webFetch")
+    if isinstance(fetch, dict) and fetch.get("enabled") is True and not trusted:
+        del fetch["enabled"]
+        out.ignored.append("webFetch.enabled")
+    return out
+
+
+def _nulls(data: Mapping[str, Any], where: tuple[str, ...]) -> list[str]:
+    found = []
+    for key, value in data.items():
+        here = (*where, str(key))
+        if here in NULL_KEEPING:
+            continue
+        if value is None:
+            found.append(f"{'.'.join(here)}: null")
+        elif isinstance(value, Mapping):
+            found.extend(_nulls(value, here))
+    return found
+
+
+def _drop_nulls(data: Mapping[str, Any], where: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        here = (*where, str(key))
+        if here in NULL_KEEPING:
+            out[key] = value
+        elif isinstance(value, Mapping):
+            out[key] = _drop_nulls(value, here)
+        elif value is not None:
+            out[key] = value
+    return out
+
+
+def verdict(config: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    """(trusted, what the project config or skills had ignored) from a merged config."""
+    state = config.get(TRUST_KEY) or {}
+    return bool(state.get("trusted")), list(state.get("ignored") or [])
+
+
+def is_trusted(config: Mapping[str, Any]) -> bool:
+    return verdict(config)[0]
