@@ -1,6 +1,8 @@
 import asyncio
+import contextlib
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -131,15 +133,45 @@ async def test_bash_cancel_kills_the_whole_process_group(ctx, tmp_path):
     assert await all_dead(pids)
 
 
+def children() -> set[int]:
+    found: set[int] = set()
+    for path in Path("/proc/self/task").glob("*/children"):
+        found.update(int(p) for p in path.read_text().split())
+    return found
+
+
+def wait_for_file_blocking(path: Path, *, within: float = 30.0) -> None:
+    """Block the event loop until `path` holds a line: nothing else in this loop runs meanwhile."""
+    deadline = time.monotonic() + within
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+@pytest.mark.xfail(strict=True, reason="a native cancel during the spawn skips the group kill")
 async def test_bash_task_cancel_kills_the_whole_process_group(ctx, tmp_path):
+    # The cancel lands at the first moment the command exists, while the tool still awaits its
+    # spawn: the loop is held until the command has started its background child.
+    before = children()
     task = asyncio.get_running_loop().create_task(
         bash(ctx, "sleep 100 & echo $! $$ > pids; sleep 100")
     )
+    deadline = time.monotonic() + 30
+    while not children() - before:
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0)
+    wait_for_file_blocking(tmp_path / "pids")
     pids = await read_pids(tmp_path / "pids")
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert await all_dead(pids)
+    try:
+        assert await all_dead(pids)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_bash_kills_processes_left_behind_when_it_exits(ctx, tmp_path):
