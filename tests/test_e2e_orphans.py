@@ -1,0 +1,68 @@
+"""No command outlives the server that ran it: `kill -9` of `agentls serve` takes its bash jobs
+(foreground and background, with everything they started) down with it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.test_e2e_jsonrpc import new_session, prompt, start
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux parent death")
+
+COMMAND = "sleep 300 & echo $! $$ > pids; sleep 300"
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+async def pids_written(path: Path, *, within: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        await asyncio.sleep(0.05)
+    return [int(p) for p in path.read_text().split()]
+
+
+async def all_gone(pids: list[int], *, within: float = 30.0) -> bool:
+    deadline = time.monotonic() + within
+    while any(running(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+@pytest.mark.xfail(strict=True, reason="commands outlive a killed server")
+@pytest.mark.parametrize("background", [True, False], ids=["background", "foreground"])
+async def test_kill_9_of_the_server_kills_its_commands(tmp_path, workspace, fake_llm, background):
+    call = FakeToolCall("bash", {"command": COMMAND, "run_in_background": background})
+    fake_llm.script(Reply(tool_calls=[call]), Reply(text="started"))
+    client = await start(tmp_path, workspace, fake_llm)
+    pids: list[int] = []
+    try:
+        await client.initialize()
+        session_id = await new_session(client, workspace)
+        turn = asyncio.ensure_future(client.call("session/prompt", prompt(session_id, "go")))
+        pids = await pids_written(workspace / "pids")
+        if background:
+            assert (await asyncio.wait_for(turn, 60))["terminal"] == "completed"
+        os.kill(client._server.pid, signal.SIGKILL)
+        assert await all_gone(pids), "a command outlived the server"
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        await client.close()
