@@ -45,7 +45,6 @@ async def all_gone(pids: list[int], *, within: float = 30.0) -> bool:
     return True
 
 
-@pytest.mark.xfail(strict=True, reason="commands outlive a killed server")
 @pytest.mark.parametrize("background", [True, False], ids=["background", "foreground"])
 async def test_kill_9_of_the_server_kills_its_commands(tmp_path, workspace, fake_llm, background):
     call = FakeToolCall("bash", {"command": COMMAND, "run_in_background": background})

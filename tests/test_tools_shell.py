@@ -47,7 +47,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def all_dead(pids: list[int], within: float = 1.0) -> bool:
+async def all_dead(pids: list[int], within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while any(alive(p) for p in pids):
         if time.monotonic() > deadline:
@@ -56,8 +56,9 @@ async def all_dead(pids: list[int], within: float = 1.0) -> bool:
     return True
 
 
-async def read_pids(path: Path) -> list[int]:
-    for _ in range(100):
+async def read_pids(path: Path, within: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
         if path.exists() and path.read_text().endswith("\n"):
             return [int(p) for p in path.read_text().split()]
         await anyio.sleep(0.01)
@@ -114,20 +115,21 @@ async def test_bash_killed_by_signal_reports_negative_exit_code(ctx):
 
 
 async def test_bash_timeout_kills_the_group_and_names_the_timeout(ctx, tmp_path):
-    started = time.monotonic()
-    with pytest.raises(ToolError, match=r"timed out after 300 ms") as err:
-        await bash(ctx, "echo started; sleep 100 & echo $! > child; sleep 100", timeout=300)
-    assert time.monotonic() - started < 2
+    with anyio.fail_after(30), pytest.raises(ToolError, match=r"timed out after 3000 ms") as err:
+        await bash(ctx, "echo started; sleep 100 & echo $! > child; sleep 100", timeout=3000)
     assert "started" in str(err.value)
     assert await all_dead(await read_pids(tmp_path / "child"))
 
 
 async def test_bash_cancel_kills_the_whole_process_group(ctx, tmp_path):
-    started = time.monotonic()
-    with anyio.move_on_after(0.3) as scope:
-        await bash(ctx, "sleep 100 & echo $! $$ > pids; sleep 100")
-    assert scope.cancelled_caught
-    assert time.monotonic() - started < 1
+    async def cancel_once_started(scope: anyio.CancelScope) -> None:
+        await read_pids(tmp_path / "pids")
+        scope.cancel()
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_once_started, tg.cancel_scope)
+            await bash(ctx, "sleep 100 & echo $! $$ > pids; sleep 100")
     pids = await read_pids(tmp_path / "pids")
     assert len(pids) == 2
     assert await all_dead(pids)
@@ -149,7 +151,6 @@ def wait_for_file_blocking(path: Path, *, within: float = 30.0) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
-@pytest.mark.xfail(strict=True, reason="a native cancel during the spawn skips the group kill")
 async def test_bash_task_cancel_kills_the_whole_process_group(ctx, tmp_path):
     # The cancel lands at the first moment the command exists, while the tool still awaits its
     # spawn: the loop is held until the command has started its background child.
@@ -165,7 +166,7 @@ async def test_bash_task_cancel_kills_the_whole_process_group(ctx, tmp_path):
     pids = await read_pids(tmp_path / "pids")
     task.cancel()
     try:
-        assert await all_dead(pids)
+        assert await all_dead(pids, within=1.0)
         with pytest.raises(asyncio.CancelledError):
             await task
     finally:
@@ -175,9 +176,8 @@ async def test_bash_task_cancel_kills_the_whole_process_group(ctx, tmp_path):
 
 
 async def test_bash_kills_processes_left_behind_when_it_exits(ctx, tmp_path):
-    started = time.monotonic()
-    result = await bash(ctx, "sleep 100 & echo $! > child; echo done")
-    assert time.monotonic() - started < 2
+    with anyio.fail_after(30):
+        result = await bash(ctx, "sleep 100 & echo $! > child; echo done")
     assert result == {"exitCode": 0, "output": "done\n", "truncated": False}
     assert await all_dead(await read_pids(tmp_path / "child"))
 
@@ -243,7 +243,8 @@ async def poll(ctx: ToolContext, jobs: BackgroundJobs, job_id: str, until: str) 
     """Call bash_output until the accumulated output contains `until` or the job ends."""
     tool = BashOutput(jobs)
     seen: list[dict] = []
-    for _ in range(200):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         seen.append(await tool.run(ctx, tool.Input(jobId=job_id)))
         if until in "".join(s["output"] for s in seen) or seen[-1]["status"] != "running":
             return seen

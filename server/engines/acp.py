@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from server import __version__
+from server.aio import run_to_end
 from server.engines.base import (
     EngineCapabilities,
     EngineError,
@@ -178,13 +179,11 @@ class AcpEngine(ExternalEngine):
                 try:
                     result = await settle(prompt)
                 except anyio.get_cancelled_exc_class():
-                    with anyio.CancelScope(shield=True):
-                        await self._send_cancel(handle)
+                    await run_to_end(self._send_cancel(handle))
                     raise
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._await_cancelled(handle, prompt)
+            await run_to_end(self._await_cancelled(handle, prompt))
             raise
         finally:
             handle.state.turn = None

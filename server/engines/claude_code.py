@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from protocol.methods import PermissionOption, ToolCallRef
+from server.aio import run_to_end
 from server.engines.base import (
     EngineCapabilities,
     EngineError,
@@ -258,8 +259,7 @@ class ClaudeCodeEngine(ExternalEngine):
                         sink.emit(event)
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._interrupt(handle)
+            await run_to_end(self._interrupt(handle))
             raise
         finally:
             handle.turn = None

@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import shutil
-import subprocess
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,18 +23,12 @@ import anyio
 from anyio.abc import TaskGroup
 
 from server.engines.base import EngineCapabilities, EngineError, SessionSpec, TurnSink
-from server.tools.shell import kill_group
+from server.tools.spawn import group_options, kill_group, marked, started
 
 log = logging.getLogger(__name__)
 
 WINDOWS = os.name == "nt"
 STREAM_LIMIT = 50 * 1024 * 1024
-
-
-def group_options() -> dict:
-    if WINDOWS:
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
 
 
 # This server's own engine choice must not leak into an agent that is agentls itself: it would
@@ -75,16 +68,17 @@ class PeerProcess:
     ) -> PeerProcess:
         argv = program_argv(command)
         try:
-            proc = await asyncio.create_subprocess_exec(
+            spawn = asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(cwd),
-                env=env,
+                env=marked(env),
                 limit=STREAM_LIMIT,
                 **group_options(),
             )
+            proc = await started(spawn, close=_reap)
         except OSError as exc:
             raise EngineError(f"cannot start {' '.join(command)}: {exc}") from exc
         log.debug("%s started as pid %s: %s", name, proc.pid, argv)
@@ -139,6 +133,11 @@ class PeerProcess:
             await asyncio.wait_for(self.proc.wait(), grace)
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self._drain, grace)
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 10)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from server import __version__
 from server.mcp.config import ServerConfig
+from server.tools.spawn import marked
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ class McpConnection:
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
-            env=config.env or None,
+            env=marked(config.env or {}),
             cwd=config.cwd or None,
         )
         async with stdio_client(params, errlog=errlog) as streams:

@@ -14,8 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-
+from server.aio import run_to_end
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.errors import (
@@ -112,8 +111,7 @@ class AnthropicProvider:
                         yield event
                 yield reader.finish(self.name)
             finally:
-                with anyio.CancelScope(shield=True):
-                    await stream.close()
+                await run_to_end(stream.close())
 
     async def aclose(self) -> None:
         await self._client.close()

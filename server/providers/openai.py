@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-
+from server.aio import run_to_end
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.catalog import fixed_temperature, normalize
@@ -126,8 +125,7 @@ class OpenAIProvider:
                 for event in reader.finish(self.name, done=done.seen):
                     yield event
             finally:
-                with anyio.CancelScope(shield=True):
-                    await stream.close()
+                await run_to_end(stream.close())
 
     async def aclose(self) -> None:
         await self._client.close()

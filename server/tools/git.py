@@ -23,9 +23,11 @@ import anyio
 from anyio.abc import ByteReceiveStream
 from pydantic import Field, field_validator
 
+from server.aio import run_to_end
+
 from .base import RESULT_CAP, Risk, Tool, ToolContext, ToolError, ToolInput
 from .git_env import safe_env
-from .shell import kill_group
+from .spawn import kill_group, marked, started
 
 ALLOWED = ("status", "diff", "log", "show", "branch", "add", "commit")
 READ_ONLY = ("status", "diff", "log", "show")
@@ -296,22 +298,25 @@ async def run_git(
     Once stdout passes the result cap git is killed: the rest would be cut anyway. A timeout
     (`TimeoutError`) or the caller's cancellation kills git and anything it started (hooks).
     """
-    # Shielded so a cancel cannot land between the spawn and the try that kills the group.
-    with anyio.CancelScope(shield=True):
-        proc = await anyio.open_process(
-            argv, cwd=ctx.cwd, env=env, stdin=subprocess.DEVNULL, **_group_options()
-        )
+    spawn = anyio.open_process(
+        argv, cwd=ctx.cwd, env=marked(env), stdin=subprocess.DEVNULL, **_group_options()
+    )
+    proc = await started(spawn, close=_reap)
     out, err = _Capped(RESULT_CAP), _Capped(STDERR_CAP)
     try:
         with anyio.move_on_after(timeout) as deadline:
             await _collect(proc, out, err)
     finally:
         kill_group(proc.pid, running=proc.returncode is None)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await proc.aclose()
+        await run_to_end(_reap(proc))
     if deadline.cancelled_caught:
         raise TimeoutError
     return proc.returncode or 0, out.text(), err.text(), out.over
+
+
+async def _reap(proc: Any) -> None:
+    with anyio.move_on_after(5):
+        await proc.aclose()
 
 
 async def _collect(proc: Any, out: _Capped, err: _Capped) -> None:

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 from pydantic import Field
 
+from server.aio import run_to_end
+
 from .base import Tool, ToolContext, ToolError, ToolInput
+from .spawn import marked, started
 
 MAX_MATCHES = 100
 MAX_PER_FILE = 10
@@ -51,8 +54,8 @@ async def run_rg(args: list[str], cwd: Path, on_line: Callable[[bytes], None]) -
     rg is killed if the caller is cancelled while it runs.
     """
     command = [rg_path(), *COMMON_ARGS, *args]
-    with anyio.CancelScope(shield=True):
-        proc = await anyio.open_process(command, cwd=cwd, stdin=subprocess.DEVNULL)
+    spawn = anyio.open_process(command, cwd=cwd, env=marked(os.environ), stdin=subprocess.DEVNULL)
+    proc = await started(spawn, close=_close)
     err = bytearray()
     try:
         async with anyio.create_task_group() as tg:
@@ -62,9 +65,12 @@ async def run_rg(args: list[str], cwd: Path, on_line: Callable[[bytes], None]) -
     finally:
         if proc.returncode is None:
             proc.kill()
-        with anyio.CancelScope(shield=True):
-            await proc.aclose()
+        await run_to_end(_close(proc))
     return code, err.decode("utf-8", errors="replace").strip()
+
+
+async def _close(proc: Process) -> None:
+    await proc.aclose()
 
 
 async def _collect(stream: ByteReceiveStream | None, into: bytearray) -> None:

@@ -14,7 +14,6 @@ import codecs
 import itertools
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -25,8 +24,11 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import Field
 
+from server.aio import run_to_end
+
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .child_env import child_env
+from .spawn import group_options, kill_group, marked, started
 
 MAX_OUTPUT = 50_000
 DEFAULT_TIMEOUT_MS = 120_000
@@ -43,31 +45,8 @@ def shell_command(command: str) -> str | list[str]:
     return [shutil.which("bash") or "/bin/sh", "-c", command]
 
 
-def _group_options() -> dict[str, Any]:
-    if WINDOWS:
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
-
-
-def kill_group(pid: int, *, running: bool) -> None:
-    """Kill the process group led by `pid`.
-
-    On POSIX the group id outlives its leader while members remain, so this also kills
-    processes a finished command left behind. Windows reuses pids quickly, so the tree is only
-    killed while the leader is known to be running.
-    """
-    if WINDOWS:
-        if running:
-            subprocess.run(["taskkill", "/F", "/T", "/PID", str(pid)], capture_output=True)
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _environment(ctx: ToolContext) -> dict[str, str] | None:
-    return child_env(ctx.env)
+def _environment(ctx: ToolContext) -> dict[str, str]:
+    return marked(child_env(ctx.env))
 
 
 def _working_dir(ctx: ToolContext, cwd: str | None) -> Path:
@@ -118,29 +97,32 @@ async def _wait_and_drain(proc: Process, out: _Tail) -> None:
         tg.cancel_scope.cancel()
 
 
+async def _reap(proc: Process) -> None:
+    with anyio.move_on_after(REAP_TIMEOUT_S):
+        await proc.aclose()
+
+
 async def run_command(
-    command: str, *, cwd: Path, env: dict[str, str] | None, timeout_ms: int
+    command: str, *, cwd: Path, env: dict[str, str], timeout_ms: int
 ) -> dict[str, Any]:
     """Run a command to completion; cancelling the caller kills its whole process group."""
-    # Shielded so a cancel cannot land between the spawn and the try that kills the group.
-    with anyio.CancelScope(shield=True):
-        proc = await anyio.open_process(
-            shell_command(command),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            **_group_options(),
-        )
+    spawn = anyio.open_process(
+        shell_command(command),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        **group_options(hooks=False),
+    )
+    proc = await started(spawn, close=_reap)
     out = _Tail()
     try:
         with anyio.move_on_after(timeout_ms / 1000) as deadline:
             await _wait_and_drain(proc, out)
     finally:
         kill_group(proc.pid, running=proc.returncode is None)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_TIMEOUT_S):
-            await proc.aclose()
+        await run_to_end(_reap(proc))
     text, truncated = out.text()
     if deadline.cancelled_caught:
         raise ToolError(
@@ -201,9 +183,7 @@ class BackgroundJobs:
         self._ids = itertools.count(1)
         self._dir: Path | None = None
 
-    def start(
-        self, session_id: str, command: str, *, cwd: Path, env: dict[str, str] | None
-    ) -> _Job:
+    def start(self, session_id: str, command: str, *, cwd: Path, env: dict[str, str]) -> _Job:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="agentls-jobs-"))
         job_id = f"bash_{next(self._ids)}"
@@ -218,7 +198,7 @@ class BackgroundJobs:
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
-                **_group_options(),
+                **group_options(),
             )
         job = _Job(id=job_id, session_id=session_id, command=command, proc=proc, log=log)
         self._jobs[(session_id, job_id)] = job
