@@ -84,7 +84,7 @@ class AgentClient(BaseLanguageClient):
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
 
-    async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10) -> dict:
+    async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 60) -> dict:
         async def scan() -> dict:
             while True:
                 for u in self.updates:
@@ -101,12 +101,12 @@ class AgentClient(BaseLanguageClient):
                 future.cancel()
         if self._server and self._server.returncode is None:
             try:
-                await asyncio.wait_for(self.shutdown_async(None), 5)
+                await asyncio.wait_for(self.shutdown_async(None), 60)
                 self.exit(None)
             except Exception:
                 self._server.kill()
             try:
-                await asyncio.wait_for(self._server.wait(), 5)
+                await asyncio.wait_for(self._server.wait(), 60)
             except TimeoutError:
                 self._server.kill()
         await self.stop()
@@ -145,7 +145,7 @@ class RawPipe:
         body = json.dumps(message).encode()
         self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
-    async def read(self, timeout: float = 10) -> dict[str, Any]:
+    async def read(self, timeout: float = 60) -> dict[str, Any]:
         assert self.proc.stdout
 
         async def one() -> dict[str, Any]:

@@ -73,7 +73,7 @@ class Editor:
                 if u.session_update == kind:
                     return u
             self.changed.clear()
-            await asyncio.wait_for(self.changed.wait(), 10)
+            await asyncio.wait_for(self.changed.wait(), 60)
 
 
 def fake_env(tmp_path: Path, fake_llm, **extra: str) -> dict[str, str]:
@@ -292,7 +292,7 @@ async def test_cancel_mid_turn_answers_cancelled(tmp_path, workspace, fake_llm):
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("talk")))
         await editor.wait_for("agent_message_chunk")
         await conn.cancel(session_id=session.session_id)
-        cancelled = await asyncio.wait_for(turn, 5)
+        cancelled = await asyncio.wait_for(turn, 60)
         again = await conn.prompt(session_id=session.session_id, prompt=text("again"))
 
     assert cancelled.stop_reason == "cancelled"

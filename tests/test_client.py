@@ -54,7 +54,7 @@ class Peer:
         self.writer = writer
 
     async def read(self) -> dict:
-        message = await asyncio.wait_for(read_message(self.reader), 5)
+        message = await asyncio.wait_for(read_message(self.reader), 60)
         assert message is not None, "the client closed the connection"
         return message
 
@@ -98,7 +98,7 @@ async def connect(pair, **kwargs) -> tuple[Client, Peer]:
 
 async def hang_up(client: Client, peer: Peer) -> None:
     peer.writer.close()
-    await asyncio.wait_for(client.connection.wait_closed(), 5)
+    await asyncio.wait_for(client.connection.wait_closed(), 60)
     await client.close()
 
 
@@ -317,9 +317,9 @@ async def test_cancel_request_stops_a_waiting_handler(pair):
     client, peer = await connect(pair, on_permission=slow)
     fixture = load(PROTOCOL_FIXTURES / "session_request_permission.json")
     peer.send({"id": "agentls-9", "method": fixture["method"], "params": fixture["params"]})
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(started.wait(), 60)
     peer.send({"method": "$/cancelRequest", "params": {"id": "agentls-9"}})
-    await asyncio.wait_for(stopped.wait(), 5)
+    await asyncio.wait_for(stopped.wait(), 60)
     await hang_up(client, peer)
 
 

@@ -4,10 +4,12 @@ the loopback fake model, restarts and a kill -9 in the middle of a turn."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
@@ -120,14 +122,14 @@ async def test_kill_9_mid_turn_keeps_completed_turns_and_aborts_the_cut_one(
 ):
     configure(workspace, fake_llm)
     words = " ".join(f"word{i}" for i in range(200))
-    fake_llm.script(Reply(text="First answer."), Reply(text=words, chunk_delay=0.05))
+    fake_llm.script(Reply(text="First answer."), Reply(text=words, chunk_delay=0.2))
     first = await start(tmp_path)
     try:
         session_id = (await first.call("session/new", {"cwd": str(workspace)}))["sessionId"]
         done = await first.call("session/prompt", prompt(session_id, "one"))
         streaming = asyncio.create_task(first.call("session/prompt", prompt(session_id, "two")))
         await first.wait_for(lambda u: u["update"].get("text", "").startswith("word5"))
-        await asyncio.sleep(0.3)  # the writer commits continuously; give it a moment
+        await stored(tmp_path / "data" / "sessions.db", "word5")
         first._server.kill()
         await first._server.wait()
         streaming.cancel()
@@ -167,6 +169,21 @@ async def test_kill_9_mid_turn_keeps_completed_turns_and_aborts_the_cut_one(
     ]
     assert words.startswith(cut_turn[1]["text"]) and "word5" in cut_turn[1]["text"]
     assert cut_turn[2]["terminal"] == "aborted"
+
+
+async def stored(db, text: str, *, within: float = 60.0) -> None:
+    """Wait until the writer has committed a journal entry holding `text`."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+                rows = conn.execute("SELECT entry FROM journal").fetchall()
+            if any(text in entry for (entry,) in rows):
+                return
+        except sqlite3.OperationalError:
+            pass  # not created yet, or busy
+        assert time.monotonic() < deadline, f"{text!r} was never stored"
+        await asyncio.sleep(0.05)
 
 
 def run_print(tmp_path, workspace, *args):

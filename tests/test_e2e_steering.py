@@ -58,7 +58,7 @@ async def test_set_model_during_a_turn_changes_the_next_request(tmp_path, worksp
         answer = await client.call(
             "session/set_model", {"sessionId": session_id, "modelId": "gpt-5.5-mini"}
         )
-        result = await asyncio.wait_for(turn, 20)
+        result = await asyncio.wait_for(turn, 60)
     finally:
         await client.close()
     assert answer == {}
@@ -80,7 +80,7 @@ async def test_steer_text_appears_in_the_next_request(tmp_path, workspace, fake_
         turn = asyncio.create_task(client.call("session/prompt", prompt(session_id, "format")))
         await client.wait_for(lambda u: u["update"]["kind"] == "agent_message_chunk")
         queued = await client.call("session/steer", prompt(session_id, "use tabs"))
-        result = await asyncio.wait_for(turn, 20)
+        result = await asyncio.wait_for(turn, 60)
     finally:
         await client.close()
     assert queued == {"queued": True}

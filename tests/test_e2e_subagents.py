@@ -353,10 +353,11 @@ async def test_cancel_during_a_subagent_leaves_no_running_task(tmp_path, backgro
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        with anyio.fail_after(5):
-            while sum(role(r) == "explorer" for r in h.provider.requests) == 0:
+        with anyio.fail_after(60):
+            while sum(role(r) == "explorer" for r in h.provider.requests) == 0 or not [
+                u for u in h.channel.kinds("subagent") if u["status"] == "running"
+            ]:
                 await anyio.sleep(0.01)
-        await anyio.sleep(0.1)
         h.service.cancel(h.session_id)
     assert outcome["result"].terminal == "aborted"
     assert h.handle.background.running_count() == 0

@@ -185,12 +185,10 @@ def test_http_errors_use_each_provider_shape(server: FakeModelServer) -> None:
 def test_sdk_retry_consumes_next_reply(server: FakeModelServer) -> None:
     server.script(Reply(status=500, error_message="flaky"), Reply(text="fine"))
     client = openai_client(server).with_options(max_retries=1)
-    started = time.monotonic()
     chunks = list(client.chat.completions.create(model="m", messages=USER_HI, stream=True))
 
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "fine"
     assert len(server.requests) == 2
-    assert time.monotonic() - started < 0.5
 
 
 def test_records_requests(server: FakeModelServer) -> None:
@@ -246,32 +244,28 @@ def test_slow_stream_stops_quietly_when_client_leaves(server: FakeModelServer) -
     with httpx.stream("POST", server.openai_base_url + "/chat/completions", json=body) as r:
         lines = r.iter_lines()
         got = [next(lines) for _ in range(4)]  # role chunk and 'one ', each with a blank line
-        first = time.monotonic() - started
         got.append(next(lines))
         got.append(next(lines))
         second = time.monotonic() - started
 
-    assert first < 0.15 and second >= 0.2
+    assert second >= 0.2, "the second word waits for chunk_delay"
     assert "two" in got[-2]
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 30
     while server.disconnects == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert server.disconnects == 1
-    assert time.monotonic() - started < 0.8
 
 
 def test_stop_ends_a_slow_stream() -> None:
     fake = FakeModelServer().start()
-    fake.script(Reply(text="a b c d e f g", chunk_delay=1.0))
+    fake.script(Reply(text="a b c d e f g", chunk_delay=60))
     body = {"model": "m", "messages": USER_HI, "stream": True}
-    started = time.monotonic()
     with httpx.stream("POST", fake.openai_base_url + "/chat/completions", json=body) as r:
         lines = r.iter_lines()
         next(lines)
         fake.stop()
         with pytest.raises(httpx.RemoteProtocolError):
             list(lines)
-    assert time.monotonic() - started < 0.5
 
 
 def test_command_line_entry_point(tmp_path: Path) -> None:

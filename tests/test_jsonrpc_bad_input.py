@@ -109,7 +109,7 @@ async def test_exit_with_stdin_still_open_is_clean(pipe):
     pipe.send({"jsonrpc": "2.0", "id": 50, "method": "shutdown"})
     assert (await pipe.read())["id"] == 50
     pipe.send({"jsonrpc": "2.0", "method": "exit"})
-    assert await asyncio.wait_for(pipe.proc.wait(), 10) == 0
+    assert await asyncio.wait_for(pipe.proc.wait(), 60) == 0
 
 
 # -- hostile frames (each one stopped or wedged the reader once) -----------------------------

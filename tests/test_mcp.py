@@ -262,7 +262,15 @@ async def test_a_stdio_server_lists_calls_cancels_and_stops(tmp_path):
         done = await slow.run(ctx, slow.Input.model_validate({"seconds": 0.01}))
         assert done.content == "slept 0.01 s"
 
-        with anyio.move_on_after(0.5):
+        async def cancel_once_it_runs(scope: anyio.CancelScope) -> None:
+            await wait_for_file(state / "slow-started")
+            # A cancel that lands at once is lost on the way (the server's tool keeps running):
+            # let the call settle first.
+            await anyio.sleep(0.5)
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_once_it_runs, tg.cancel_scope)
             await slow.run(ctx, slow.Input.model_validate({"seconds": 60}))
         await wait_for_file(state / "slow-cancelled")
 

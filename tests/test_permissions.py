@@ -519,7 +519,7 @@ class Meet(Tool):
     async def run(self, ctx: ToolContext, args: MeetInput) -> str:
         self.running += 1
         self.peak = max(self.peak, self.running)
-        with anyio.move_on_after(0.3):
+        with anyio.move_on_after(3):  # the other call, if it runs alongside, starts meanwhile
             while self.peak < 2:
                 await anyio.sleep(0.01)
         self.running -= 1

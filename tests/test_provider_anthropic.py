@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -470,21 +469,19 @@ def test_missing_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 async def test_cancel_mid_stream_returns_promptly(server: FakeModelServer) -> None:
-    server.script(Reply(text="one two three four five six", chunk_delay=0.5))
+    server.script(Reply(text="one two three four five six", chunk_delay=60))
     seen: list[StreamEvent] = []
-    started = time.monotonic()
-    with anyio.move_on_after(5) as scope:
+    with anyio.fail_after(30), anyio.CancelScope() as scope:
         async for event in provider(server).stream(ask()):
             seen.append(event)
             scope.cancel()
 
     assert seen == [TextDelta("one ")]
-    assert time.monotonic() - started < 1.0
     await wait_for_disconnect(server)
 
 
 async def test_task_cancel_propagates(server: FakeModelServer) -> None:
-    server.script(Reply(thinking="a b c d e", chunk_delay=0.5))
+    server.script(Reply(thinking="a b c d e", chunk_delay=60))
     first = asyncio.Event()
 
     async def consume() -> None:
@@ -492,16 +489,14 @@ async def test_task_cancel_propagates(server: FakeModelServer) -> None:
             first.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 1)
-    started = time.monotonic()
+    await asyncio.wait_for(first.wait(), 60)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - started < 0.2
+        await asyncio.wait_for(task, 30)
     await wait_for_disconnect(server)
 
 
 async def wait_for_disconnect(server: FakeModelServer) -> None:
-    with anyio.fail_after(1):
+    with anyio.fail_after(30):
         while server.disconnects == 0:
             await anyio.sleep(0.01)

@@ -35,6 +35,7 @@ class LingeringEngine:
 
     def __init__(self, task_group):
         self.tg = task_group
+        self.turn_over = anyio.Event()
 
     async def create_session(self, spec):
         return spec
@@ -44,7 +45,7 @@ class LingeringEngine:
 
     async def run_turn(self, handle, turn, sink):
         async def late():
-            await anyio.sleep(0.05)
+            await self.turn_over.wait()
             sink.emit(AgentMessageChunk(text="too late"))
 
         sink.emit(AgentMessageChunk(text="in time"))
@@ -67,10 +68,11 @@ def text_prompt(session_id, text="hi"):
 async def test_events_after_the_terminal_are_dropped(tmp_path):
     channel = Recorder()
     async with anyio.create_task_group() as tg:
-        service = SessionService({"native": LingeringEngine(tg)}, channel)
+        engine = LingeringEngine(tg)
+        service = SessionService({"native": engine}, channel)
         session = await service.new_session(NewSessionParams(cwd=str(tmp_path)))
         result = await service.prompt(text_prompt(session.session_id))
-        await anyio.sleep(0.2)
+        engine.turn_over.set()
     kinds = [(u["seq"], u["update"]["kind"], u["update"].get("text")) for u in channel.updates]
     assert kinds == [(1, "agent_message_chunk", "in time"), (2, "turn_end", None)]
     assert result.terminal == "completed"
@@ -82,7 +84,7 @@ async def test_seq_continues_across_turns_and_steer_reaches_the_next_call(tmp_pa
     def reply(request):
         seen.append([m.text for m in request.messages if m.role == "user"][:-1])
         if len(seen) == 1:
-            return ScriptedReply(text="looking", tool_calls=[("list_dir", {})], delay=0.1)
+            return ScriptedReply(text="looking", tool_calls=[("list_dir", {})], delay=1.0)
         return ScriptedReply(text="done")
 
     provider = ScriptedProvider(reply)
@@ -92,7 +94,9 @@ async def test_seq_continues_across_turns_and_steer_reaches_the_next_call(tmp_pa
     session = await service.new_session(NewSessionParams(cwd=str(tmp_path)))
     async with anyio.create_task_group() as tg:
         tg.start_soon(service.prompt, text_prompt(session.session_id, "first"))
-        await anyio.sleep(0.02)
+        with anyio.fail_after(60):
+            while not seen:  # the first model call has started
+                await anyio.sleep(0.005)
         service.steer(session.session_id, "also check the tests")
     await service.prompt(text_prompt(session.session_id, "second"))
     assert seen[1] == ["first", "also check the tests"]

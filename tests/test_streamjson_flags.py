@@ -105,7 +105,7 @@ def test_max_turns_ends_with_error_max_turns(tmp_path, workspace, fake_llm):
 
 
 def test_a_user_message_during_a_turn_is_steered_in(tmp_path, workspace, fake_llm):
-    fake_llm.script(Reply(text=" ".join(["working"] * 8), chunk_delay=0.1), Reply(text="noted"))
+    fake_llm.script(Reply(text=" ".join(["working"] * 8), chunk_delay=0.5), Reply(text="noted"))
     write_project_config(
         workspace,
         {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}},
@@ -133,7 +133,10 @@ def test_a_user_message_during_a_turn_is_steered_in(tmp_path, workspace, fake_ll
     for line in proc.stdout:
         if json.loads(line)["type"] == "system":
             break
-    time.sleep(0.3)
+    deadline = time.monotonic() + 60
+    while not fake_llm.delta_times:  # the turn's model call is streaming
+        assert time.monotonic() < deadline, "the first model call never started"
+        time.sleep(0.01)
     proc.stdin.write((json.dumps(user("also use tabs")) + "\n").encode())
     proc.stdin.close()
     frames = [json.loads(line) for line in proc.stdout]

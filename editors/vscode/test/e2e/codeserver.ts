@@ -117,15 +117,26 @@ export async function startCodeServer(box: Sandbox): Promise<CodeServer> {
   const port = await freePort();
   const args = [codeServerEntry(), ...baseArgs(box), "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-workspace-trust", "--disable-getting-started-override", box.workspace];
   let log = "";
+  let listening: () => void = () => undefined;
+  const up = new Promise<void>((resolve) => (listening = resolve));
   const child = spawn(process.execPath, args, { env: box.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => (log += d));
-  child.stderr!.on("data", (d) => (log += d));
-  const deadline = Date.now() + 60_000;
-  while (!/HTTP server listening/.test(log)) {
-    if (child.exitCode !== null) throw new Error(`code-server exited: ${log}`);
-    if (Date.now() > deadline) throw new Error(`code-server did not start: ${log}`);
-    await new Promise((r) => setTimeout(r, 200));
+  const record = (d: Buffer) => {
+    log += d;
+    if (/HTTP server listening/.test(log)) listening();
+  };
+  child.stdout!.on("data", record);
+  child.stderr!.on("data", record);
+  const exited = new Promise<void>((_, reject) => child.once("exit", () => reject(new Error(`code-server exited: ${log}`))));
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<void>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`code-server did not start in 5 minutes: ${log}`)), 300_000);
+  });
+  try {
+    await Promise.race([up, exited, stuck]);
+  } finally {
+    clearTimeout(timer);
   }
+  exited.catch(() => undefined);
   return {
     url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(box.workspace)}`,
     process: child,

@@ -89,9 +89,19 @@ export async function openPanel(browser: Browser, origin: string, bridge: Bridge
   }, bridge);
   await page.goto(origin + "/");
   await page.waitForSelector("#prompt");
+  // A window message is dispatched later, not by postMessage: resolve once it has been handled
+  // (this listener comes after the panel's, so it runs after the panel's handler).
   const send = async (msg: HostToPanel) => {
     if (bridge === "jcef") await page.evaluate((m) => (window as any).__agentReceive(JSON.stringify(m)), msg);
-    else await page.evaluate((m) => window.postMessage(m, "*"), msg);
+    else
+      await page.evaluate(
+        (m) =>
+          new Promise<void>((resolve) => {
+            window.addEventListener("message", () => resolve(), { once: true });
+            window.postMessage(m, "*");
+          }),
+        msg,
+      );
   };
   const sent = async (): Promise<PanelToHost[]> =>
     bridge === "browser"
