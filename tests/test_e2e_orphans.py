@@ -1,11 +1,13 @@
 """No command outlives the server that ran it: `kill -9` of `agentls serve` takes its bash jobs
-(foreground and background, with everything they started) down with it."""
+(foreground and background, with everything they started), its MCP stdio servers and its
+external agent down with it, and its watchdog ends once it has done so."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
 import sys
 import time
@@ -14,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
+from tests.agent_client import AgentClient, server_env
+from tests.conftest import write_project_config
+from tests.mcp_servers import DEMO, demo_entry, pids
 from tests.test_e2e_jsonrpc import new_session, prompt, start
+from tests.test_e2e_mcp import configure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux parent death")
 
@@ -62,6 +68,71 @@ async def test_kill_9_of_the_server_kills_its_commands(tmp_path, workspace, fake
         assert await all_gone(pids), "a command outlived the server"
     finally:
         for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        await client.close()
+
+
+def descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                children = [int(p) for p in task.read_text().split()]
+                found += children
+                todo += children
+    return found
+
+
+async def test_kill_9_of_the_server_kills_its_mcp_servers(tmp_path, workspace, fake_llm):
+    state = tmp_path / "state"
+    state.mkdir()
+    # The server leaves a child that does not care for the end of its input.
+    server = shlex.join([sys.executable, str(DEMO)])
+    entry = {**demo_entry(state), "command": "bash", "args": ["-c", f"sleep 300 & exec {server}"]}
+    configure(tmp_path, workspace, fake_llm, {"mcpServers": {"demo": entry}})
+    client = AgentClient()
+    await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
+    left: list[int] = []
+    try:
+        await client.initialize()
+        await client.call("session/new", {"cwd": str(workspace)})
+        assert len(pids(state)) == 1
+        left = descendants(client._server.pid)
+        assert len(left) >= 3, "the MCP server, its child and the watchdog"
+        os.kill(client._server.pid, signal.SIGKILL)
+        assert await all_gone(left), "a process outlived the server"
+    finally:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        await client.close()
+
+
+async def test_kill_9_of_the_server_kills_its_external_agent(tmp_path, workspace, fake_llm):
+    write_project_config(
+        workspace,
+        {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}},
+    )
+    agent = shlex.join([sys.executable, "-m", "server.cli", "acp"])
+    client = AgentClient()
+    await client.start(
+        server_env(tmp_path, OPENAI_API_KEY="test-key"),
+        "--engine",
+        "acp",
+        "--engine-command",
+        agent,
+    )
+    left: list[int] = []
+    try:
+        await client.initialize()
+        await client.call("session/new", {"cwd": str(workspace)})
+        left = descendants(client._server.pid)
+        assert len(left) >= 2, "the external agent and the watchdog"
+        os.kill(client._server.pid, signal.SIGKILL)
+        assert await all_gone(left), "a process outlived the server"
+    finally:
+        for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         await client.close()
