@@ -73,7 +73,7 @@ def test_batch_runs_sessions_in_parallel_and_prints_json(tmp_path, fake_llm):
         (tmp_path / name).mkdir()
         (tmp_path / name / "README.md").write_text(f"{name.title()} greets people.\n")
         dirs.append(tmp_path / name)
-    all_started = threading.Barrier(len(names), timeout=20)
+    all_started = threading.Barrier(len(names), timeout=120)
 
     def reply(body: dict) -> Reply:
         tool_output = [m["content"] for m in body["messages"] if m["role"] == "tool"]
