@@ -34,7 +34,7 @@ def running(pid: int) -> bool:
         return False
 
 
-async def pids_written(path: Path, *, within: float = 30.0) -> list[int]:
+async def pids_written(path: Path, *, within: float = 120.0) -> list[int]:
     deadline = time.monotonic() + within
     while not (path.exists() and path.read_text().endswith("\n")):
         assert time.monotonic() < deadline, f"{path} was never written"
@@ -42,7 +42,7 @@ async def pids_written(path: Path, *, within: float = 30.0) -> list[int]:
     return [int(p) for p in path.read_text().split()]
 
 
-async def all_gone(pids: list[int], *, within: float = 30.0) -> bool:
+async def all_gone(pids: list[int], *, within: float = 60.0) -> bool:
     deadline = time.monotonic() + within
     while any(running(p) for p in pids):
         if time.monotonic() > deadline:
