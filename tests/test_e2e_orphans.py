@@ -65,6 +65,7 @@ async def test_kill_9_of_the_server_kills_its_commands(tmp_path, workspace, fake
         if background:
             assert (await asyncio.wait_for(turn, 60))["terminal"] == "completed"
         os.kill(client._server.pid, signal.SIGKILL)
+        await asyncio.wait_for(client._server.wait(), 60)
         assert await all_gone(pids), "a command outlived the server"
     finally:
         for pid in pids:
@@ -101,6 +102,7 @@ async def test_kill_9_of_the_server_kills_its_mcp_servers(tmp_path, workspace, f
         left = descendants(client._server.pid)
         assert len(left) >= 3, "the MCP server, its child and the watchdog"
         os.kill(client._server.pid, signal.SIGKILL)
+        await asyncio.wait_for(client._server.wait(), 60)
         assert await all_gone(left), "a process outlived the server"
     finally:
         for pid in left:
@@ -130,6 +132,7 @@ async def test_kill_9_of_the_server_kills_its_external_agent(tmp_path, workspace
         left = descendants(client._server.pid)
         assert len(left) >= 2, "the external agent and the watchdog"
         os.kill(client._server.pid, signal.SIGKILL)
+        await asyncio.wait_for(client._server.wait(), 60)
         assert await all_gone(left), "a process outlived the server"
     finally:
         for pid in left:
