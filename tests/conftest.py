@@ -31,14 +31,24 @@ def fake_llm():
         yield server
 
 
-def write_project_config(ws: Path, config: dict) -> None:
-    """Write `config` for the workspace; `llm.baseUrl`, which only the user config may set,
-    goes to the user config of the test home (`server_env(ws.parent)`)."""
+def write_project_config(ws: Path, config: dict, *, user: dict | None = None) -> None:
+    """Write `config` for the workspace; `llm.baseUrl`, which only the user config may set, and
+    `user` (keys an untrusted project cannot set, such as a permission mode) are merged into the
+    user config of the test home (`server_env(ws.parent)`)."""
     config = json.loads(json.dumps(config))
     base_url = config.get("llm", {}).pop("baseUrl", None)
     (ws / ".agentls").mkdir(exist_ok=True)
     (ws / ".agentls" / "config.json").write_text(json.dumps(config))
+    user_config = json.loads(json.dumps(user or {}))
     if base_url:
-        user = ws.parent / "config" / "agentls"
-        user.mkdir(parents=True, exist_ok=True)
-        (user / "config.json").write_text(json.dumps({"llm": {"baseUrl": base_url}}))
+        user_config.setdefault("llm", {})["baseUrl"] = base_url
+    if user_config:
+        path = ws.parent / "config" / "agentls" / "config.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        merged = json.loads(path.read_text()) if path.exists() else {}
+        for key, value in user_config.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        path.write_text(json.dumps(merged))

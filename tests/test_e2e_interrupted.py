@@ -24,10 +24,12 @@ CLOSED = ("completed", "failed", "denied")
 SLOW = {"command": "sleep 30"}
 
 
-def configure(workspace, fake_llm, wire, **extra):
+def configure(workspace, fake_llm, wire, *, permissions=None, **extra):
+    """The permission mode goes to the user config: an untrusted project cannot set one."""
     model, _, url = WIRES[wire]
     llm = {"provider": wire, "model": model, "baseUrl": url(fake_llm), "maxRetries": 0}
-    write_project_config(workspace, {"llm": llm, **extra})
+    user = {"permissions": permissions} if permissions else None
+    write_project_config(workspace, {"llm": llm, **extra}, user=user)
 
 
 async def start(tmp_path, wire) -> AgentClient:
