@@ -67,7 +67,9 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
         "You answered the agent's question.",
         "Switched to claude-sonnet-4-6 (image in prompt).",
         "Compacted the conversation: 150,000 → 42,000 tokens.",
+        "This folder is not trusted, so its settings were ignored: permissions.mode (bypassPermissions); permissions.allow; tools: null; skill deploy: allowed-tools. Trust this folder",
       ]);
+      assert.equal(await page.locator("[data-kind=note] button.trust-folder").count(), 1);
       const end = page.locator("[data-kind=turn]");
       assert.equal(await end.getAttribute("data-terminal"), "aborted");
       assert.match(await end.innerText(), /Cancelled\s+250 in · 28 out tokens/);
