@@ -110,6 +110,8 @@ public final class PanelBridge implements AgentUi {
             host.openLink(l.href());
         } else if (message instanceof PanelToHost.Copy c) {
             host.copy(c.text());
+        } else if (message instanceof PanelToHost.TrustFolder) {
+            host.log("this host cannot trust a folder yet: add it to trustedProjects in the user config");
         } else if (message instanceof PanelToHost.Unknown u) {
             host.log("ignored a panel message of unknown type " + u.type());
         }

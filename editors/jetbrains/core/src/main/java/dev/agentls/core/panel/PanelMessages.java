@@ -69,6 +69,9 @@ public final class PanelMessages {
 
         record Copy(String text) implements PanelToHost {}
 
+        /** The user asked to trust the session's folder. */
+        record TrustFolder() implements PanelToHost {}
+
         /** A message type this host does not know. */
         record Unknown(String type, JsonObject raw) implements PanelToHost {}
     }
@@ -96,7 +99,8 @@ public final class PanelMessages {
             .variant("resumeSession", PanelToHost.ResumeSession.class)
             .variant("openFile", PanelToHost.OpenFile.class)
             .variant("openLink", PanelToHost.OpenLink.class)
-            .variant("copy", PanelToHost.Copy.class);
+            .variant("copy", PanelToHost.Copy.class)
+            .variant("trustFolder", PanelToHost.TrustFolder.class);
 
     public static final Gson GSON = Json.configure(new GsonBuilder())
             .registerTypeAdapterFactory(HOST_TO_PANEL)

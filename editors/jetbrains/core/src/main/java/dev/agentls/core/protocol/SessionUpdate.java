@@ -61,7 +61,7 @@ public sealed interface SessionUpdate {
     record WorkspaceTrust(boolean trusted, String cwd, List<String> ignored) implements SessionUpdate {}
 
     /** Always the last update of a turn; mirrors the session/prompt result. */
-    record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error) implements SessionUpdate {}
+    record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error, List<String> unsentSteers) implements SessionUpdate {}
 
     /** A kind this client does not know, kept whole. */
     record Unknown(String kind, JsonObject raw) implements SessionUpdate {}
