@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -234,3 +235,48 @@ async def test_an_idle_server_does_not_keep_a_core_busy(tmp_path: Path, model_di
     print(f"\nidle server after a turn: {idle:.2f} s of CPU in 4 s")
     assert result["terminal"] == "completed"
     assert idle < 0.5
+
+
+def own_model_dir(root: Path, shared: Path) -> Path:
+    """A model folder of its own (links to the shared model file), so its prompt cache starts
+    empty."""
+    folder = root / "models"
+    folder.mkdir()
+    for item in shared.iterdir():
+        if item.is_file():
+            (folder / item.name).symlink_to(item)
+    return folder
+
+
+STREAM_JSON = ["--output-format", "stream-json", "--verbose"]
+
+
+def print_run(ws: Path, home: Path, models: Path) -> tuple[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "-p", PROMPTS[0], *STREAM_JSON],
+        cwd=ws,
+        env=env_for(home, models),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    blocks = [b for m in messages if m["type"] == "assistant" for b in m["message"]["content"]]
+    thought = "".join(b.get("thinking", "") for b in blocks)
+    return thought, messages[-1].get("result", "")
+
+
+def test_the_next_process_starts_from_the_saved_prompt_state(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    models = own_model_dir(tmp_path, model_dir)
+    first_thought, first_answer = print_run(make_workspace(tmp_path, 1), tmp_path / "h1", models)
+    states = list((models / "prompt-cache").glob("*.state"))
+    second_thought, second_answer = print_run(make_workspace(tmp_path, 2), tmp_path / "h2", models)
+    print(f"\nfirst: {first_thought!r}\nsecond: {second_thought!r}")
+    assert "prompt cache" not in first_thought
+    assert len(states) == 1 and states[0].stat().st_size > 0
+    restored = re.search(r"(\d+) prompt tokens from the prompt cache", second_thought)
+    assert restored and int(restored.group(1)) > 500, second_thought
+    assert answered(first_answer) and answered(second_answer), (first_answer, second_answer)

@@ -14,7 +14,9 @@ The model loads once per process, on the first call, off the event loop; a think
 so while it loads. Options (`llm.providerOptions`): `temperature` (0.7), `topP`, `seed`,
 `maxTokens` (per step, at most 1024), `contextWindow` (8192 tokens), `threads`, `tools` (names
 of the tools to offer), `resultChars` (1500: tool output shown per result), `exampleSteps` (2:
-the worked example lists a folder then reads a file; 1: reads a file).
+the worked example lists a folder then reads a file; 1: reads a file), `promptCache` (true: the
+state after the shared start of the prompt is kept in `<model dir>/prompt-cache/` for the next
+process, see `local_cache`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ NAME = "local"
 MAX_CALLS = 8
 DEFAULT_CONTEXT = 8192
 MAX_STEP_TOKENS = 1024
+PROMPT_CACHE_DIR = "prompt-cache"
 _FINISH = {"stop": "end_turn", "length": "max_tokens"}
 
 
@@ -95,7 +98,7 @@ class LocalProvider:
             yield ThinkingDelta(self._loading_note())
             started = time.monotonic()
             runtime = await self._load(options)
-            yield ThinkingDelta(f" ready ({time.monotonic() - started:.1f} s).\n")
+            yield ThinkingDelta(_ready_note(runtime, time.monotonic() - started))
         else:
             runtime = local_runtime.load(config)
         async for event in self._step(runtime, request):
@@ -117,10 +120,13 @@ class LocalProvider:
         return self._runtime_config(path, options) if path else None
 
     def _runtime_config(self, path: Path, options: dict[str, Any]) -> RuntimeConfig:
+        folder = local_model.model_dir(self._environ)
+        keep = options.get("promptCache", True) is not False and folder is not None
         return RuntimeConfig(
             path=path,
             context=int(options.get("contextWindow") or DEFAULT_CONTEXT),
             threads=int(options.get("threads") or local_runtime.default_threads()),
+            cache_dir=folder / PROMPT_CACHE_DIR if keep and folder else None,
         )
 
     async def _load(self, options: dict[str, Any]) -> LocalRuntime:
@@ -199,6 +205,13 @@ class LocalProvider:
                 if shown:
                     yield TextDelta(shown)
                 reply.finish = choice.get("finish_reason") or reply.finish
+
+
+def _ready_note(runtime: LocalRuntime, seconds: float) -> str:
+    restored = runtime.cache.restored if runtime.cache else 0
+    if restored:
+        return f" ready ({seconds:.1f} s; {restored} prompt tokens from the prompt cache).\n"
+    return f" ready ({seconds:.1f} s).\n"
 
 
 def _body(

@@ -23,6 +23,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from server.providers.local_cache import PromptCache, state_name
 from server.providers.local_model import INSTALL_HINT, RUNTIME_MODULE, LocalModelError
 
 
@@ -31,6 +32,8 @@ class RuntimeConfig:
     path: Path
     context: int = 8192
     threads: int = 2
+    cache_dir: Path | None = None
+    """Where the prompt state is kept across processes (`local_cache`); None: not kept."""
 
 
 def default_threads() -> int:
@@ -87,14 +90,30 @@ def import_runtime(module: str = RUNTIME_MODULE) -> Any:
 class LocalRuntime:
     """A loaded model. Thread-safe: llama.cpp queues concurrent requests on its one slot."""
 
-    def __init__(self, config: RuntimeConfig, server: Any, load_seconds: float) -> None:
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        server: Any,
+        load_seconds: float,
+        cache: PromptCache | None = None,
+    ) -> None:
         self.config = config
         self.load_seconds = load_seconds
+        self.cache = cache
         self._server = server
 
     def complete(self, body: dict[str, Any], on_chunk: Any) -> None:
         """Blocking: stream one chat completion; `on_chunk` returns True to stop generation."""
-        self._server.handle_chat_completions(body, on_chunk)
+        timings: list[dict[str, Any]] = []
+
+        def watched(chunk: dict[str, Any]) -> bool:
+            if isinstance(chunk.get("timings"), dict):
+                timings.append(chunk["timings"])
+            return on_chunk(chunk)
+
+        self._server.handle_chat_completions(body, watched)
+        if self.cache is not None:
+            self.cache.after_completion(timings[-1] if timings else None)
 
     async def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The completion's chunks. Leaving the iteration early (cancel) stops generation at the
@@ -181,10 +200,15 @@ def _build(config: RuntimeConfig) -> LocalRuntime:
     # The in-process server's HTTP side stays closed to everyone else.
     params.hostnames = ["127.0.0.1"]
     params.port = 0
-    params.api_keys = [secrets.token_urlsafe(24)]
+    api_key = secrets.token_urlsafe(24)
+    params.api_keys = [api_key]
     params.ui = False
     params.offline = True
-    params.endpoint_slots = False
+    cache_dir = _usable_cache_dir(config.cache_dir)
+    params.endpoint_slots = cache_dir is not None  # slot save/restore: the prompt cache
+    if cache_dir is not None:
+        # llama.cpp joins this and the file name as strings: the separator is ours to add.
+        params.slot_save_path = str(cache_dir) + os.sep
     params.endpoint_metrics = False
     params.endpoint_props = False
     started = time.monotonic()
@@ -192,4 +216,19 @@ def _build(config: RuntimeConfig) -> LocalRuntime:
         server = xllamacpp.Server(params)
     except Exception as exc:
         raise LocalModelError(f"cannot load the local model {config.path.name}: {exc}") from exc
-    return LocalRuntime(config, server, time.monotonic() - started)
+    cache = None
+    if cache_dir is not None:
+        name = state_name(config.path, config.context)
+        cache = PromptCache(cache_dir, name, server.listening_address, api_key)
+        cache.restore()
+    return LocalRuntime(config, server, time.monotonic() - started, cache)
+
+
+def _usable_cache_dir(folder: Path | None) -> Path | None:
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
