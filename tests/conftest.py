@@ -10,6 +10,9 @@ from server.testing.fake_llm import FakeModelServer
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The real local model's tests take minutes each: they go first, so that in worker
+    # processes (`-n`) they start at once instead of ending the run alone.
+    items.sort(key=lambda item: "slow" not in item.keywords)
     if os.environ.get("SKIP_LOCAL_MODEL") != "1":
         return
     skip = pytest.mark.skip(reason="SKIP_LOCAL_MODEL=1: the real local model is not run")
