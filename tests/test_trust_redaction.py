@@ -28,7 +28,6 @@ def every_byte_under(root: Path) -> bytes:
     return b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
 
 
-@pytest.mark.xfail(strict=True, reason="provider error bodies and store writes are not redacted")
 @pytest.mark.parametrize("provider", list(MODELS))
 async def test_a_provider_error_body_is_redacted_in_the_turn_error_and_the_store(
     tmp_path, workspace, fake_llm, provider

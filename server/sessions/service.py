@@ -54,6 +54,7 @@ from server.engines.base import (
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
+from server.redact import redact
 from server.sessions.errors import ServiceError
 from server.sessions.persist import Recorder
 from server.sessions.recording import TraceTarget, tracing, using_store
@@ -349,7 +350,7 @@ class SessionService(StoredSessions):
                     log.warning(
                         "turn %s failed: %s", turn.id, exc, exc_info=log.isEnabledFor(logging.DEBUG)
                     )
-                    error = str(exc) or type(exc).__name__
+                    error = redact(str(exc)) or type(exc).__name__
         turn.live = False
         usage = wire_usage(turn.billed)
         if scope.cancelled_caught:
