@@ -31,15 +31,7 @@ def prompt(session_id: str) -> tuple[str, dict]:
     return "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
 
 
-TRUSTED = pytest.param(
-    True,
-    marks=pytest.mark.xfail(
-        strict=True, reason="the editor's trust is not stored with the session"
-    ),
-)
-
-
-@pytest.mark.parametrize("trusted", [TRUSTED, False])
+@pytest.mark.parametrize("trusted", [True, False])
 async def test_a_loaded_session_keeps_the_trust_the_editor_gave(
     tmp_path, workspace, fake_llm, trusted
 ):

@@ -218,7 +218,9 @@ class SessionService(StoredSessions):
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
         session = self._adopt(session_id, cwd, config, engine, handle)
         if self.recorder:
-            self.recorder.created(session, params.subagent)
+            self.recorder.created(
+                session, params.subagent, editor_trusted=bool(params.workspace_trusted)
+            )
         return self.describe(session)
 
     def _adopt(
