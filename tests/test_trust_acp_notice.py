@@ -4,8 +4,6 @@ in the thread), with how to trust the folder. Real process, the ACP SDK's own cl
 
 from __future__ import annotations
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.agent_client import server_env
 from tests.test_acp_frontend import Editor, agentls_acp, text
@@ -18,7 +16,6 @@ def chunks(editor: Editor) -> list:
     return [u for u in editor.updates if u.session_update == "agent_message_chunk"]
 
 
-@pytest.mark.xfail(strict=True, reason="the ACP door drops the workspace_trust update")
 async def test_acp_shows_the_untrusted_folder_notice_once(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm, project=BYPASS)
     fake_llm.script(Reply(text="first answer"), Reply(text="second answer"))
@@ -32,6 +29,7 @@ async def test_acp_shows_the_untrusted_folder_notice_once(tmp_path, workspace, f
     assert len(notices) == 1, editor.text()
     [notice] = notices
     assert notice.field_meta["agentls"]["workspaceTrust"] == {
+        "kind": "workspace_trust",
         "trusted": False,
         "cwd": str(workspace),
         "ignored": ["permissions.mode (bypassPermissions)"],
@@ -39,6 +37,7 @@ async def test_acp_shows_the_untrusted_folder_notice_once(tmp_path, workspace, f
     words = notice.content.text
     assert "not trusted" in words and "permissions.mode (bypassPermissions)" in words
     assert "trustedProjects" in words and str(workspace) in words and "--trust" in words
+    assert "config.json" in words
     assert chunks(editor)[0] is notice
     assert editor.text().endswith("first answersecond answer")
 
