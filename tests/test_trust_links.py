@@ -44,7 +44,6 @@ def hard_link_swap(ws: Path, outside: Path):
     return swap
 
 
-@pytest.mark.xfail(strict=True, reason="the opened file's link count is not checked")
 async def test_a_write_to_a_file_swapped_for_a_hard_link_is_refused(layout):
     ws, outside = layout
     tool = WriteFile()
@@ -54,7 +53,6 @@ async def test_a_write_to_a_file_swapped_for_a_hard_link_is_refused(layout):
     assert (outside / "todo.txt").read_text() == "outside\n"
 
 
-@pytest.mark.xfail(strict=True, reason="the opened file's link count is not checked")
 async def test_an_edit_of_a_file_swapped_for_a_hard_link_is_refused(layout):
     ws, outside = layout
     tool = EditFile()
@@ -64,7 +62,6 @@ async def test_an_edit_of_a_file_swapped_for_a_hard_link_is_refused(layout):
     assert (outside / "todo.txt").read_text() == "outside\n"
 
 
-@pytest.mark.xfail(strict=True, reason="missing parents are created through symlinks")
 async def test_missing_folders_are_not_created_through_a_symlink_swapped_in(layout):
     ws, outside = layout
 
