@@ -84,6 +84,8 @@ def describe(tool: Tool, args: Any, ctx: ToolContext) -> Effect:
         target = real_paths.real(path)
         if target is not None:
             ctx.judged[path] = target
+            if real_paths.hard_linked(target):
+                ctx.shared.add(target)
     command = getattr(args, "command", None) if tool.shell else None
     cwd = touched[0] if tool.shell and touched else ctx.cwd
     if tool.shell:

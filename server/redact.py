@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 MASK = "***"
 URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
@@ -31,11 +32,30 @@ def _values() -> list[str]:
 
 
 def redact(text: str) -> str:
-    if not text:
-        return text
+    return _masked(text, _values()) if text else text
+
+
+def redact_data(value: Any) -> Any:
+    """`value` (JSON-shaped: dicts, lists, strings, numbers) with every string redacted; keys
+    are kept."""
+    values = _values()
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _masked(item, values) if item else item
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
+
+
+def _masked(text: str, values: list[str]) -> str:
     text = URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
     text = HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{MASK}", text)
-    for value in _values():
+    for value in values:
         if value in text:
             text = text.replace(value, MASK)
     return text

@@ -32,6 +32,7 @@ from protocol.updates import (
     UserMessageChunk,
     WorkspaceTrust,
 )
+from server.config import user_config_path
 
 AcpUpdate = (
     acp.UserMessageChunk
@@ -71,6 +72,8 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
                     session_update="agent_thought_chunk", content=text_block(text)
                 )
             ]
+        case WorkspaceTrust():
+            return [trust_notice(update)]
         case ToolCall():
             return [tool_call_start(update)]
         case ToolCallUpdate():
@@ -98,7 +101,6 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | Compaction()
             | StreamRetry()
             | McpStatus()
-            | WorkspaceTrust()
             | TurnEnd()
         ):
             # The door handles step_finish (usage) and model_switched (config options) itself;
@@ -106,6 +108,23 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             return []
         case _:
             assert_never(update)
+
+
+def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
+    """ACP has no notice: the note goes out as agent text, which every client shows, with the
+    update itself in `_meta` for clients that render it their own way."""
+    ignored = "; ".join(update.ignored)
+    words = (
+        f"**This folder is not trusted**, so agentls ignored what its project files asked for: "
+        f'{ignored}. To trust it, add `{update.cwd}` to `"trustedProjects"` in your user '
+        f"config (`{user_config_path()}`), or start the agent as `agentls acp --trust`; "
+        f"new sessions then get the project's settings.\n\n"
+    )
+    return acp.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=text_block(words),
+        field_meta={"agentls": {"workspaceTrust": update.to_wire()}},
+    )
 
 
 def tool_call_start(update: ToolCall) -> acp.ToolCallStart:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -72,10 +73,10 @@ def control_file(parts: tuple[str, ...]) -> str | None:
 def hard_linked(path: Path) -> bool:
     """A regular file with more names than this one: writing it changes the others too."""
     try:
-        stat = os.stat(path, follow_symlinks=False)
+        info = os.stat(path, follow_symlinks=False)
     except OSError:
         return False
-    return stat.st_nlink > 1 and not os.path.isdir(path)
+    return info.st_nlink > 1 and not os.path.isdir(path)
 
 
 class Swapped(Exception):
@@ -109,6 +110,44 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o666) -> int:
         return _open_step(path, path.name, flags | nofollow, mode, fd)
     finally:
         os.close(fd)
+
+
+def check_links(fd: int, path: Path) -> None:
+    """The opened file has no other name: `Swapped` when it was replaced by a hard link."""
+    if os.fstat(fd).st_nlink > 1:
+        raise Swapped(f"{path} was replaced by a hard link after the permission check")
+
+
+def mkdirs_nofollow(path: Path) -> None:
+    """Create the real path `path` and its missing parents one component at a time, each
+    relative to its parent's descriptor and opened with O_NOFOLLOW, so a symlink swapped in
+    cannot lead the creation out of the workspace (`Swapped`)."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow or os.mkdir not in os.supports_dir_fd:
+        path.mkdir(parents=True, exist_ok=True)
+        return
+    folder = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow
+    fd = os.open(path.anchor or "/", folder)
+    try:
+        for part in path.parts[1:]:
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            next_fd = _open_folder(path, part, folder, fd)
+            os.close(fd)
+            fd = next_fd
+    finally:
+        os.close(fd)
+
+
+def _open_folder(path: Path, name: str, flags: int, fd: int) -> int:
+    try:
+        return os.open(name, flags, dir_fd=fd)
+    except OSError:
+        if stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
+            raise Swapped(f"{path} changed while it was created (a symlink appeared)") from None
+        raise
 
 
 def _open_step(path: Path, name: str, flags: int, mode: int, fd: int) -> int:

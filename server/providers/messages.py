@@ -10,6 +10,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from server.redact import redact
+
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -213,7 +215,7 @@ class ProviderError(Exception):
         retryable: bool = False,
         retry_after: float | None = None,
     ):
-        super().__init__(message)
+        super().__init__(redact(message))  # error bodies echo keys and headers back
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after

@@ -12,6 +12,9 @@ from protocol.content import ImageContent, ResourceLink, TextContent
 from protocol.methods import PromptParams, PromptResult
 from server.sessions.store import JournalEntry, SessionRecord, Store
 
+EDITOR_TRUST = "workspaceTrusted"
+"""Session state key: the editor vouched for the folder on `session/new`; a load keeps it."""
+
 if TYPE_CHECKING:
     from server.sessions.service import ClientCapabilities, Session, Turn
 
@@ -51,10 +54,14 @@ class Recorder:
 
     # -- writes ----------------------------------------------------------------------------
 
-    def created(self, session: Session, subagent: str | None) -> None:
+    def created(
+        self, session: Session, subagent: str | None, *, editor_trusted: bool = False
+    ) -> None:
         state: dict[str, Any] = dict(session.engine.describe(session.handle))
         if subagent:
             state["subagent"] = subagent
+        if editor_trusted:
+            state[EDITOR_TRUST] = True
         self.store.create_session(session.id, str(session.cwd), session.engine.id, state)
         self._saved[session.id] = 0
 

@@ -54,6 +54,7 @@ from server.engines.base import (
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
+from server.redact import redact
 from server.sessions.errors import ServiceError
 from server.sessions.persist import Recorder
 from server.sessions.recording import TraceTarget, tracing, using_store
@@ -217,7 +218,9 @@ class SessionService(StoredSessions):
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
         session = self._adopt(session_id, cwd, config, engine, handle)
         if self.recorder:
-            self.recorder.created(session, params.subagent)
+            self.recorder.created(
+                session, params.subagent, editor_trusted=bool(params.workspace_trusted)
+            )
         return self.describe(session)
 
     def _adopt(
@@ -349,7 +352,7 @@ class SessionService(StoredSessions):
                     log.warning(
                         "turn %s failed: %s", turn.id, exc, exc_info=log.isEnabledFor(logging.DEBUG)
                     )
-                    error = str(exc) or type(exc).__name__
+                    error = redact(str(exc)) or type(exc).__name__
         turn.live = False
         usage = wire_usage(turn.billed)
         if scope.cancelled_caught:

@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 
+from server.redact import redact_data
 from server.sessions import schema, search
 from server.sessions.procs import pid_alive
 from server.sessions.writer import Writer
@@ -188,7 +189,7 @@ class Store:
                 except queue.Empty:
                     break
             signals = [op for op in ops if op[0] in ("flush", "stop")]
-            writes = [op for op in ops if op[0] not in ("flush", "stop")]
+            writes = [scrubbed(op) for op in ops if op[0] not in ("flush", "stop")]
             if writes:
                 self._apply(writes)
             for op in signals:
@@ -323,6 +324,13 @@ class Store:
 
     def integrity(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]
+
+
+def scrubbed(op: tuple) -> tuple:
+    """The one redaction hook of the store: keys, auth headers and URL credentials never reach
+    the file (`server.redact`); wire models are written as their wire dicts."""
+    name, *args = op
+    return (name, *(redact_data(a.to_wire() if hasattr(a, "to_wire") else a) for a in args))
 
 
 def _session(row: Any) -> SessionRecord:

@@ -19,6 +19,7 @@ from protocol.updates import UPDATE_ADAPTER, ToolCall, ToolCallUpdate, TurnEnd
 from server.agent import pairing
 from server.engines.base import EngineError, SessionSpec
 from server.sessions.errors import ServiceError
+from server.sessions.persist import EDITOR_TRUST
 from server.sessions.persist import snapshot as snapshot_of
 from server.sessions.recording import using_store
 from server.sessions.store import StoreError, iso
@@ -93,7 +94,8 @@ class StoredSessions:
         """Bring a session back from an engine snapshot (its history, mode, rules, todos)."""
         cwd = self._workspace(str(cwd))
         llm = {k: snapshot[k] for k in ("provider", "model") if snapshot.get(k)}
-        config = self._config(cwd, {"llm": llm})
+        # Only the editor's own word, stored at session/new, carries over; nothing widens it.
+        config = self._config(cwd, {"llm": llm}, trusted=snapshot.get(EDITOR_TRUST) is True)
         engine = self._engine(engine_id)
         mode = snapshot.get("mode") or config.get("permissions", {}).get("mode", "default")
         spec = SessionSpec(

@@ -66,6 +66,9 @@ class ToolContext:
     judged: dict[Path, Path] = field(default_factory=dict)
     """Real paths the permission check judged, by the path as written: the file tools open
     exactly those (`server.tools.disk`)."""
+    shared: set[Path] = field(default_factory=set)
+    """Those of `judged` that already had more than one hard link when judged (the check asked
+    about them); a write finding another one linked is refused."""
     files: Any = None
     """Where file tools read and write first, e.g. the editor's buffers over ACP: an object with
     `async read_text(path) -> str | None` (None: not available there, use the disk) and

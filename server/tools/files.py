@@ -28,7 +28,7 @@ from typing import BinaryIO
 from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
-from .disk import open_judged, read_judged, write_judged
+from .disk import make_parents, open_judged, read_judged, write_judged
 
 BINARY_SNIFF = 8192
 MAX_LINE_CHARS = 2000
@@ -246,7 +246,7 @@ class WriteFile(Tool):
             ctx.read_times.pop(real_path(path), None)
         else:
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_parents(ctx, path)
                 write_judged(ctx, path, data)
                 ctx.read_times[real_path(path)] = path.stat().st_mtime
             except OSError as e:

@@ -1,6 +1,7 @@
 package dev.agentls.intellij;
 
 import com.intellij.ide.BrowserUtil;
+import com.intellij.ide.impl.TrustedProjects;
 import com.intellij.notification.NotificationGroupManager;
 import com.intellij.notification.NotificationType;
 import com.intellij.openapi.Disposable;
@@ -154,6 +155,29 @@ public final class AgentProjectService implements Disposable {
         @Override
         public String permissionMode() {
             return AgentSettings.getInstance().getState().permissionMode;
+        }
+
+        @Override
+        public boolean workspaceTrusted() {
+            return TrustedProjects.isTrusted(project);
+        }
+
+        @Override
+        public CompletableFuture<Boolean> trustFolder() {
+            CompletableFuture<Boolean> trusted = new CompletableFuture<>();
+            ApplicationManager.getApplication().invokeLater(() -> {
+                if (project.isDisposed()) {
+                    trusted.complete(false);
+                    return;
+                }
+                // The IDE's own trust dialog; trusting here trusts the project for the whole IDE.
+                trusted.complete(TrustedProjects.confirmLoadingUntrustedProject(project,
+                        "Trust this folder?",
+                        "agentls ignores what an untrusted project's config and skills ask for "
+                                + "(a permission mode, allow rules, tool grants). Trust " + cwd() + "?",
+                        "Trust Folder", "Cancel"));
+            });
+            return trusted;
         }
 
         @Override

@@ -111,7 +111,7 @@ public final class PanelBridge implements AgentUi {
         } else if (message instanceof PanelToHost.Copy c) {
             host.copy(c.text());
         } else if (message instanceof PanelToHost.TrustFolder) {
-            host.log("this host cannot trust a folder yet: add it to trustedProjects in the user config");
+            trustFolder();
         } else if (message instanceof PanelToHost.Unknown u) {
             host.log("ignored a panel message of unknown type " + u.type());
         }
@@ -211,7 +211,8 @@ public final class PanelBridge implements AgentUi {
         if (old != null && wasPrompting) c.cancel(old.sessionId());
         String cwd = host.cwd();
         Wire.NewSessionParams params = Wire.NewSessionParams.in(cwd)
-                .withModelAndMode(blankToNull(host.model()), blankToNull(host.permissionMode()));
+                .withModelAndMode(blankToNull(host.model()), blankToNull(host.permissionMode()))
+                .withWorkspaceTrusted(host.workspaceTrusted() ? Boolean.TRUE : null);
         c.newSession(params).whenComplete((info, error) -> {
             synchronized (lock) {
                 creating = null;
@@ -229,6 +230,19 @@ public final class PanelBridge implements AgentUi {
             done.complete(null);
         });
         return done;
+    }
+
+    /**
+     * The panel's "Trust this folder": the IDE asks the user; once the folder is trusted a new
+     * session opens with the project's settings and skills (the current one keeps the trust it
+     * started with, as the server decided it then).
+     */
+    public CompletableFuture<Void> trustFolder() {
+        return host.trustFolder().exceptionally(e -> false).thenCompose(trusted -> {
+            if (Boolean.TRUE.equals(trusted)) return newSession();
+            host.log("the folder was not trusted; sessions keep to the user's settings");
+            return CompletableFuture.completedFuture(null);
+        });
     }
 
     /** Sends a prompt to the current session; the result or the failure goes to the panel. */

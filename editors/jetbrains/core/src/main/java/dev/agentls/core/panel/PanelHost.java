@@ -1,5 +1,7 @@
 package dev.agentls.core.panel;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * What the IDE does for the panel: deliver messages to the page and act on its requests.
  * Called from any thread.
@@ -19,6 +21,19 @@ public interface PanelHost {
     /** Permission mode for new sessions; null or empty uses the server's configuration. */
     default String permissionMode() {
         return null;
+    }
+
+    /** The IDE's own trust in {@link #cwd()}; passed as {@code workspaceTrusted} on session/new. */
+    default boolean workspaceTrusted() {
+        return false;
+    }
+
+    /**
+     * "Trust this folder": let the user trust {@link #cwd()} (the IDE's trust dialog). Completes
+     * with whether the folder is trusted now; the bridge then opens a trusted session.
+     */
+    default CompletableFuture<Boolean> trustFolder() {
+        return CompletableFuture.completedFuture(false);
     }
 
     default void openFile(String path, Integer line) {}

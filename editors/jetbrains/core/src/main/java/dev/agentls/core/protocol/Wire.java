@@ -58,6 +58,11 @@ public final class Wire {
         public NewSessionParams withModelAndMode(String model, String mode) {
             return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, workspaceTrusted);
         }
+
+        /** {@code trusted}: true when the IDE trusts {@code cwd}; null leaves the server to decide. */
+        public NewSessionParams withWorkspaceTrusted(Boolean trusted) {
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, trusted);
+        }
     }
 
     public record SessionInfoResult(String sessionId, String engine, String model, String provider, ModeState modes,

@@ -11,6 +11,8 @@ import dev.agentls.core.LiveServer;
 import dev.agentls.core.client.AgentClient;
 import dev.agentls.core.client.UserPrompts;
 import dev.agentls.core.protocol.Wire;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -26,6 +28,8 @@ class PanelBridgeLiveTest {
     private PanelBridge bridge;
     private final List<JsonObject> posted = new CopyOnWriteArrayList<>();
     private final List<String> actions = new CopyOnWriteArrayList<>();
+    private volatile boolean ideTrusts;
+    private volatile boolean userTrustsWhenAsked;
 
     /** The page's side: what __agentReceive got, parsed. */
     private final class Page implements PanelHost {
@@ -38,6 +42,18 @@ class PanelBridgeLiveTest {
         @Override
         public String cwd() {
             return server.workspace.toString();
+        }
+
+        @Override
+        public boolean workspaceTrusted() {
+            return ideTrusts;
+        }
+
+        @Override
+        public CompletableFuture<Boolean> trustFolder() {
+            actions.add("trust " + cwd());
+            ideTrusts = userTrustsWhenAsked;
+            return CompletableFuture.completedFuture(ideTrusts);
         }
 
         @Override
@@ -69,7 +85,11 @@ class PanelBridgeLiveTest {
     };
 
     private void open(String replies) throws Exception {
-        server = new LiveServer(replies);
+        open(new LiveServer(replies));
+    }
+
+    private void open(LiveServer live) throws Exception {
+        server = live;
         bridge = new PanelBridge(new Page(), ALLOW);
         client = new AgentClient(server, bridge);
         bridge.attach(client);
@@ -213,6 +233,42 @@ class PanelBridgeLiveTest {
         bridge.receive("{\"type\":\"newSession\"}");
         waitForPosted("a session from a new server", m -> type(m).equals("session"));
         assertEquals(2, server.processes.size());
+    }
+
+    /** A cloned repository whose config asks for a mode an untrusted folder does not get. */
+    private static LiveServer untrustedRepository() throws Exception {
+        LiveServer live = new LiveServer("[]");
+        Path config = Files.createDirectories(live.workspace.resolve(".agentls")).resolve("config.json");
+        Files.writeString(config, "{\"permissions\": {\"mode\": \"acceptEdits\"}}");
+        return live;
+    }
+
+    private static String modeOf(JsonObject sessionMessage) {
+        return sessionMessage.getAsJsonObject("session").getAsJsonObject("modes").get("currentModeId").getAsString();
+    }
+
+    @Test
+    void trustThisFolderAsksTheIdeThenOpensATrustedSession() throws Exception {
+        userTrustsWhenAsked = true;
+        open(untrustedRepository());
+        String first = sessionIdOf(lastOf("session"));
+        assertEquals("default", modeOf(lastOf("session")));
+
+        bridge.receive("{\"type\":\"trustFolder\"}");
+        waitForPosted("a trusted session", m -> type(m).equals("session") && !sessionIdOf(m).equals(first));
+        assertEquals(List.of("trust " + server.workspace), actions);
+        assertEquals("acceptEdits", modeOf(lastOf("session")));
+    }
+
+    @Test
+    void aFolderTheUserDoesNotTrustKeepsItsSession() throws Exception {
+        userTrustsWhenAsked = false;
+        open(untrustedRepository());
+        String first = sessionIdOf(lastOf("session"));
+        bridge.trustFolder().get(45, TimeUnit.SECONDS);
+        assertEquals(List.of("trust " + server.workspace), actions);
+        assertEquals(first, sessionIdOf(lastOf("session")));
+        assertEquals(1, posted.stream().filter(m -> type(m).equals("session")).count());
     }
 
     @Test
