@@ -9,7 +9,18 @@ import sys
 import time
 from pathlib import Path
 
-from bench import concurrency, fuzz, local, peer, providers, spine, store, tools, turns
+from bench import (
+    concurrency,
+    fuzz,
+    local,
+    local_eval,
+    peer,
+    providers,
+    spine,
+    store,
+    tools,
+    turns,
+)
 
 SUITES = {
     "spine": spine.run,
@@ -20,6 +31,7 @@ SUITES = {
     "concurrency": concurrency.run,
     "peer": peer.run,
     "local": local.run,
+    "local-eval": local_eval.run,
     "fuzz": fuzz.run,
 }
 

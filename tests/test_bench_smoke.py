@@ -7,8 +7,15 @@ import pytest
 from bench.__main__ import SUITES
 
 # The local model takes seconds to load and 2 GB of memory: it runs with the slow tests.
-SLOW = {"local": [pytest.mark.slow, pytest.mark.timeout(900)]}
-OPTIONAL = {"peer": "no peer CLI installed", "local": "the local model is not installed"}
+SLOW = {
+    "local": [pytest.mark.slow, pytest.mark.timeout(900)],
+    "local-eval": [pytest.mark.slow, pytest.mark.timeout(1800)],
+}
+OPTIONAL = {
+    "peer": "no peer CLI installed",
+    "local": "the local model is not installed",
+    "local-eval": "the local model is not installed",
+}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,62 @@
+"""The local-model evaluation's own checks (`python -m bench local-eval` runs the model): the
+example markers are the worked examples' text and not the fixture's, and each checker refuses
+the untouched fixture where the task asks for a change or a fact it does not state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench import local_eval
+from server.providers import local_prompt
+from server.providers.messages import ToolSpec
+
+
+def spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description="", parameters={"type": "object", "properties": {}})
+
+
+def test_the_markers_are_the_worked_examples_text_and_not_the_fixtures() -> None:
+    shots = json.dumps(local_prompt.example([spec("read_file"), spec("list_dir")], steps=2))
+    fixture = json.dumps(local_eval.REPO)
+    for marker in local_eval.EXAMPLE_MARKERS:
+        assert marker in shots, marker
+        assert marker.lower() not in fixture.lower(), marker
+    assert local_eval.quotes_examples('The first line of done/friday.txt is "Buy milk".')
+    assert not local_eval.quotes_examples("monthly_total is defined in src/ledger/report.py.")
+
+
+def test_there_are_thirty_tasks_of_every_kind() -> None:
+    kinds = {task.kind for task in local_eval.TASKS}
+    assert len(local_eval.TASKS) >= 30
+    assert {"list", "define", "use", "line", "count", "summary", "edit", "missing"} <= kinds
+    assert len({task.prompt for task in local_eval.TASKS}) == len(local_eval.TASKS)
+
+
+def test_edit_checkers_refuse_the_untouched_fixture_and_take_the_edit(tmp_path: Path) -> None:
+    ws = local_eval.make_repo(tmp_path / "ws")
+    edits = [task for task in local_eval.TASKS if task.kind == "edit"]
+    assert edits and not any(task.check("Done.", ws) for task in edits)
+    settings = ws / "config" / "settings.ini"
+    settings.write_text(settings.read_text().replace("EUR", "USD"))
+    ideas = ws / "notes" / "ideas.txt"
+    ideas.write_text(ideas.read_text() + "Support yearly reports\n")
+    report = ws / "src" / "ledger" / "report.py"
+    report.write_text(report.read_text().replace("format_amount", "format_cents"))
+    (ws / "src" / "ledger" / "__init__.py").write_text('VERSION = "0.5.0"\n')
+    accounts = ws / "src" / "ledger" / "accounts.py"
+    accounts.write_text(accounts.read_text().replace("handle refunds", "handle refunds later"))
+    assert all(task.check("Done.", ws) for task in edits)
+
+
+def test_numbers_are_matched_whole() -> None:
+    seven = local_eval.says_number(7)
+    assert seven("It has 7 rows.", Path()) and seven("7", Path())
+    assert not seven("It has 17 rows.", Path()) and not seven("version 0.7.1", Path())
+
+
+def test_the_first_line_answer_of_a_listing_task_is_wrong(tmp_path: Path) -> None:
+    ws = local_eval.make_repo(tmp_path / "ws")
+    listing = local_eval.TASKS[0]
+    assert not listing.check("The first line of report.py is `def monthly_total(rows):`.", ws)
+    assert listing.check("accounts.py, report.py, io.py and __init__.py", ws)
