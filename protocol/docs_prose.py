@@ -132,6 +132,13 @@ stream as `session/update` notifications meanwhile; the response carries the ter
   "Interrupted: …") and the model gets an interrupted result for it.
 - **Usage** on a turn that does not complete (`aborted`, `failed`, `timed_out`) sums the model
   calls that finished (`step_finish`); a model call cut short by the interruption is not in it.
+- **Nothing is reported stored that was not.** When the session store cannot write (the disk
+  is full, the database cannot be written) the session goes on in memory: before the
+  `turn_end` comes a `store_warning` (what the store said, how many writes wait), and the
+  `turn_end` and the response carry `stored: false`. The writes are kept, in order, and retried
+  with the next ones (the next update or turn); a later turn whose writes all landed has no
+  `stored` field. A process that ends while writes wait loses them (`session/load` then shows the
+  history up to the last write that landed).
 - **Nothing arrives late.** Whatever an engine, tool or subagent produces after its turn's
   terminal is dropped: never delivered, never stored.
 - **One turn at a time.** A prompt to a session that is running a turn fails with `-32002`.

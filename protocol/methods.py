@@ -114,6 +114,8 @@ class PromptResult(WireModel):
     error: str | None = None
     unsent_steers: list[str] | None = None
     """As on `turn_end`: accepted steers the turn ended before taking; send them again."""
+    stored: bool | None = None
+    """As on `turn_end`: `false` when the session store failed to write this turn's events."""
 
 
 class SessionRef(WireModel):

@@ -212,6 +212,18 @@ class WorkspaceTrust(WireModel):
     """What was ignored, in words (`permissions.mode (bypassPermissions)`, `skill x: allowed-tools`)."""
 
 
+class StoreWarning(WireModel):
+    """The session store could not write this session's events (the disk is full, the
+    database cannot be written). The session goes on in memory; the writes are kept and
+    retried with the next ones, and the turn's `turn_end` and result say `stored: false`."""
+
+    kind: Literal["store_warning"] = "store_warning"
+    error: str
+    """What the store reported, e.g. `database or disk is full`."""
+    pending: int
+    """Writes waiting for the store."""
+
+
 class TurnEnd(WireModel):
     """Always the last update of a turn; mirrors the `session/prompt` result."""
 
@@ -223,6 +235,10 @@ class TurnEnd(WireModel):
     unsent_steers: list[str] | None = None
     """Steers accepted (`queued: true`) that the turn ended before taking: never sent to the
     model and dropped by the server; send them again if they still apply."""
+    stored: bool | None = None
+    """`false`: the session store failed to write some of this session's events up to this
+    turn's end (see `store_warning`); they are kept in memory and written once the store
+    accepts writes again. Absent when everything reached the store (or there is no store)."""
 
 
 SessionUpdateKind = Annotated[
@@ -241,6 +257,7 @@ SessionUpdateKind = Annotated[
     | StreamRetry
     | McpStatus
     | WorkspaceTrust
+    | StoreWarning
     | TurnEnd,
     Field(discriminator="kind"),
 ]

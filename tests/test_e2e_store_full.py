@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import resource
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.test_e2e_interrupted import configure, of_turn, prompt, start
 
@@ -17,7 +15,7 @@ def cap_file_size(pid: int, limit: int) -> None:
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, hard))
 
 
-@pytest.mark.xfail(strict=True, reason="a failed store write is not reported today")
+
 async def test_a_full_disk_is_reported_and_what_is_pending_is_written_later(
     tmp_path, workspace, fake_llm
 ):

@@ -64,6 +64,7 @@ export interface AgentlsWireTypes {
   SteerParams?: SteerParams;
   SteerResult?: SteerResult;
   StepFinish?: StepFinish;
+  StoreWarning?: StoreWarning;
   StreamRetry?: StreamRetry;
   SubagentInfo?: SubagentInfo;
   SubagentUpdate?: SubagentUpdate;
@@ -625,6 +626,10 @@ export interface PromptResult {
   error?: string | null;
   stopReason:
     "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
+  /**
+   * As on `turn_end`: `false` when the session store failed to write this turn's events.
+   */
+  stored?: boolean | null;
   terminal: "completed" | "aborted" | "failed" | "timed_out";
   turnId: string;
   /**
@@ -789,6 +794,7 @@ export interface SessionUpdateParams {
     | StreamRetry
     | McpStatus
     | WorkspaceTrust
+    | StoreWarning
     | TurnEnd;
 }
 /**
@@ -924,6 +930,25 @@ export interface WorkspaceTrust {
   trusted: boolean;
 }
 /**
+ * The session store could not write this session's events (the disk is full, the
+ * database cannot be written). The session goes on in memory; the writes are kept and
+ * retried with the next ones, and the turn's `turn_end` and result say `stored: false`.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "StoreWarning".
+ */
+export interface StoreWarning {
+  /**
+   * What the store reported, e.g. `database or disk is full`.
+   */
+  error: string;
+  kind: "store_warning";
+  /**
+   * Writes waiting for the store.
+   */
+  pending: number;
+}
+/**
  * Always the last update of a turn; mirrors the `session/prompt` result.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -934,6 +959,12 @@ export interface TurnEnd {
   kind: "turn_end";
   stopReason:
     "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" | "error" | "timeout";
+  /**
+   * `false`: the session store failed to write some of this session's events up to this
+   * turn's end (see `store_warning`); they are kept in memory and written once the store
+   * accepts writes again. Absent when everything reached the store (or there is no store).
+   */
+  stored?: boolean | null;
   terminal: "completed" | "aborted" | "failed" | "timed_out";
   /**
    * Steers accepted (`queued: true`) that the turn ended before taking: never sent to the

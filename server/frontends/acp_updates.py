@@ -24,6 +24,7 @@ from protocol.updates import (
     QuestionNote,
     SessionUpdateKind,
     StepFinish,
+    StoreWarning,
     StreamRetry,
     SubagentUpdate,
     ToolCall,
@@ -101,6 +102,7 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | Compaction()
             | StreamRetry()
             | McpStatus()
+            | StoreWarning()
             | TurnEnd()
         ):
             # The door handles step_finish (usage) and model_switched (config options) itself;

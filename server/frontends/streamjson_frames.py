@@ -136,6 +136,11 @@ class TurnFrames:
         frame = {"type": "system", "subtype": "workspace_trust", **note}
         return [{**frame, "session_id": self.session_id, "uuid": new_uuid()}]
 
+    def _on_store_warning(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        note = {"error": update["error"], "pending": update["pending"]}
+        frame = {"type": "system", "subtype": "store_warning", **note}
+        return [{**frame, "session_id": self.session_id, "uuid": new_uuid()}]
+
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1
         frames = self._flush_thinking() + self._flush_text(cc_usage(update["usage"]))

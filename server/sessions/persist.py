@@ -93,9 +93,11 @@ class Recorder:
     def trace(self, session: Session, turn_id: str, kind: str, data: dict[str, Any]) -> None:
         self.store.record_trace(session.id, turn_id, kind, data)
 
-    async def turn_ended(self, session: Session, turn: Turn, result: PromptResult) -> None:
+    async def turn_ended(self, session: Session, turn: Turn, result: PromptResult) -> int:
+        """Close the turn in the store; returns how many writes the store could not make."""
         self.store.end_turn(session.id, turn.id, result.to_wire(), self._new_messages(session))
         await self.store.flush()
+        return self.store.pending
 
     def step_finished(self, session: Session, turn: Turn) -> None:
         """A finished step is saved at once: a crash later in the turn keeps it (and the todos

@@ -40,7 +40,14 @@ from protocol.methods import (
     SessionUpdateParams,
     ToolCallRef,
 )
-from protocol.updates import PermissionNote, QuestionNote, SessionUpdateKind, StepFinish, TurnEnd
+from protocol.updates import (
+    PermissionNote,
+    QuestionNote,
+    SessionUpdateKind,
+    StepFinish,
+    StoreWarning,
+    TurnEnd,
+)
 from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
 from server.engines.base import (
@@ -330,8 +337,6 @@ class SessionService(StoredSessions):
                 caps = self.channel.capabilities
                 self.recorder.turn_started(session, turn, params, caps, seq=session.seq)
             result = await self._run(session, turn, params)
-            if self.recorder:
-                await self.recorder.turn_ended(session, turn, result)
         finally:
             session.turn = None
             session.updated_at = time.time()
@@ -366,11 +371,7 @@ class SessionService(StoredSessions):
             assert outcome is not None
             terminal, stop, usage = "completed", outcome.stop_reason, wire_usage(outcome.usage)
         unsent = unsent_steers(session) or None
-        end = TurnEnd(
-            terminal=terminal, stop_reason=stop, usage=usage, error=error, unsent_steers=unsent
-        )
-        self._send(session, turn, end)
-        return PromptResult(
+        result = PromptResult(
             turn_id=turn.id,
             terminal=terminal,
             stop_reason=stop,
@@ -378,6 +379,29 @@ class SessionService(StoredSessions):
             error=error,
             unsent_steers=unsent,
         )
+        if self.recorder:
+            result.stored = await self._stored(session, turn, result)
+        end = TurnEnd(
+            terminal=terminal,
+            stop_reason=stop,
+            usage=usage,
+            error=error,
+            unsent_steers=unsent,
+            stored=result.stored,
+        )
+        self._send(session, turn, end)
+        return result
+
+    async def _stored(self, session: Session, turn: Turn, result: PromptResult) -> bool | None:
+        """Write the turn's end; None when everything reached the store, else False after a
+        `store_warning` (the writes stay queued and are retried with the next ones)."""
+        assert self.recorder is not None
+        pending = await self.recorder.turn_ended(session, turn, result)
+        if not pending:
+            return None
+        error = self.recorder.store.error or "the session store cannot write"
+        self._deliver(session, turn.id, StoreWarning(error=error, pending=pending))
+        return False
 
     def _tracing(self, session: Session, turn: Turn) -> AbstractContextManager[None]:
         if self.store is None:

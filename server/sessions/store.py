@@ -107,6 +107,9 @@ class Store:
         self._read_lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple] = queue.SimpleQueue()
         self._closed = False
+        self._pending: list[tuple] = []
+        self.error: str | None = None
+        """Why the store cannot write, while `pending` writes wait."""
         self._thread = threading.Thread(target=self._loop, name="agentls-store", daemon=True)
         self._thread.start()
 
@@ -190,7 +193,7 @@ class Store:
                     break
             signals = [op for op in ops if op[0] in ("flush", "stop")]
             writes = [scrubbed(op) for op in ops if op[0] not in ("flush", "stop")]
-            if writes:
+            if writes or self._pending:
                 self._apply(writes)
             for op in signals:
                 if op[1] is not None:
@@ -200,13 +203,25 @@ class Store:
                 return
 
     def _apply(self, ops: list[tuple]) -> None:
-        # Persistence must never take the event stream down: a failing batch is retried one
-        # operation at a time, and what still fails is logged and dropped.
+        # Persistence must never take the event stream down. A store that cannot write (a full
+        # disk) keeps the batch and retries it before the next one; any other failing batch is
+        # retried one operation at a time, and what still fails is logged and dropped.
+        ops = self._pending + ops
         try:
             self._writer.apply(ops)
-            return
-        except Exception:
+        except Exception as exc:
+            if unwritable(exc):
+                if not self._pending:
+                    log.warning("session store: cannot write (%s); keeping writes in memory", exc)
+                self._pending, self.error = ops, str(exc)
+                return
             log.exception("session store: a batch of %d writes failed", len(ops))
+        else:
+            if self._pending:
+                log.warning("session store: wrote %d pending writes", len(self._pending))
+            self._pending, self.error = [], None
+            return
+        self._pending, self.error = [], None
         lost = 0
         for op in ops if len(ops) > 1 else []:
             try:
@@ -216,6 +231,11 @@ class Store:
                 log.debug("session store: dropped %s: %s", op[0], exc)
         if lost:
             log.warning("session store: dropped %d writes", lost)
+
+    @property
+    def pending(self) -> int:
+        """Writes the database refused for want of space, kept to be retried."""
+        return len(self._pending)
 
     def _recover(self) -> list[str]:
         rows = self._writer.conn.execute(
@@ -331,6 +351,14 @@ def scrubbed(op: tuple) -> tuple:
     the file (`server.redact`); wire models are written as their wire dicts."""
     name, *args = op
     return (name, *(redact_data(a.to_wire() if hasattr(a, "to_wire") else a) for a in args))
+
+
+def unwritable(exc: Exception) -> bool:
+    """Whether a write failed for want of space or a writable disk, so it may work later."""
+    if isinstance(exc, OSError):
+        return True
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED"))
 
 
 def _session(row: Any) -> SessionRecord:

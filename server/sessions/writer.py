@@ -77,6 +77,7 @@ class Writer:
         self.trace_rows: list[tuple] = []
 
     def apply(self, ops: list[tuple]) -> None:
+        ended = dict(self.ended)
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             for op in ops:
@@ -91,7 +92,9 @@ class Writer:
             )
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self.ended = ended  # the batch may be applied again
             self.runs.clear()
             self.marks.clear()
             self.keys.clear()
@@ -127,12 +130,12 @@ class Writer:
         self.marks.pop(tid, None)  # a retried first model call must not take the prompt with it
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
-        if tid in self.ended:
-            return
         if isinstance(update, dict):
             data, kind = dumps(update), update.get("kind", "")
         else:
             data, kind = update.model_dump_json(by_alias=True, exclude_none=True), update.kind
+        if tid in self.ended and kind != "turn_end":  # the turn row closes before its turn_end
+            return
         self._trace(tid, seq, ts, "update", data)
         self._journal(sid, tid, ts, kind, update, seq)
 

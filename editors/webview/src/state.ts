@@ -43,6 +43,7 @@ export const HANDLED_KINDS: readonly string[] = [
   "stream_retry",
   "mcp_status",
   "workspace_trust",
+  "store_warning",
   "step_finish",
   "turn_end",
 ];
@@ -221,6 +222,9 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       return;
     case "workspace_trust":
       add(state, { kind: "note", turnId, text: trustWords(u.ignored), trust: !u.trusted });
+      return;
+    case "store_warning":
+      add(state, { kind: "note", turnId, text: `Could not save this session (${u.error}); it goes on in memory.` });
       return;
     case "step_finish":
       state.stepStart = state.items.length;

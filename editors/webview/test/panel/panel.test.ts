@@ -64,6 +64,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       assert.deepEqual(notes, [
         "The model call failed (anthropic: HTTP 529: Overloaded); retry 1 in 0.75 s.",
         "MCP server db: failed — MCP server 'db' is not running (failed: the server closed the connection)",
+        "Could not save this session (database or disk is full); it goes on in memory.",
         "You answered the agent's question.",
         "Switched to claude-sonnet-4-6 (image in prompt).",
         "Compacted the conversation: 150,000 → 42,000 tokens.",

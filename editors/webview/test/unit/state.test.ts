@@ -47,6 +47,7 @@ test("the golden transcript reduces to the expected items", () => {
     },
     { kind: "text", turnId: TURN, text: "The file says " },
     { kind: "note", turnId: TURN, text: "MCP server db: failed — MCP server 'db' is not running (failed: the server closed the connection)" },
+    { kind: "note", turnId: TURN, text: "Could not save this session (database or disk is full); it goes on in memory." },
     { kind: "note", turnId: TURN, text: "You answered the agent's question." },
     {
       kind: "subagent", turnId: TURN, profile: "explorer", status: "completed",

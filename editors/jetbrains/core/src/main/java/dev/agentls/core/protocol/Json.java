@@ -40,6 +40,7 @@ public final class Json {
             .variant("stream_retry", SessionUpdate.StreamRetry.class)
             .variant("mcp_status", SessionUpdate.McpStatus.class)
             .variant("workspace_trust", SessionUpdate.WorkspaceTrust.class)
+            .variant("store_warning", SessionUpdate.StoreWarning.class)
             .variant("turn_end", SessionUpdate.TurnEnd.class);
 
     private static final TypeAdapter<Answer> ANSWER = new TypeAdapter<>() {

@@ -60,8 +60,11 @@ public sealed interface SessionUpdate {
     /** The workspace is not trusted: what its config and skills asked for and did not get. */
     record WorkspaceTrust(boolean trusted, String cwd, List<String> ignored) implements SessionUpdate {}
 
-    /** Always the last update of a turn; mirrors the session/prompt result. */
-    record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error, List<String> unsentSteers) implements SessionUpdate {}
+    /** The session store could not write; the session goes on in memory, {@code pending} writes wait. */
+    record StoreWarning(String error, int pending) implements SessionUpdate {}
+
+    /** Always the last update of a turn; mirrors the session/prompt result. {@code stored}: false when the store failed. */
+    record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error, List<String> unsentSteers, Boolean stored) implements SessionUpdate {}
 
     /** A kind this client does not know, kept whole. */
     record Unknown(String kind, JsonObject raw) implements SessionUpdate {}

@@ -84,7 +84,7 @@ public final class Wire {
     public record PromptParams(String sessionId, List<ContentBlock> prompt, PromptOptions options) {}
 
     /** {@code terminal}: completed | aborted | failed | timed_out. */
-    public record PromptResult(String turnId, String terminal, String stopReason, Usage usage, String error, List<String> unsentSteers) {}
+    public record PromptResult(String turnId, String terminal, String stopReason, Usage usage, String error, List<String> unsentSteers, Boolean stored) {}
 
     public record SteerParams(String sessionId, List<ContentBlock> prompt) {}
 

@@ -98,7 +98,7 @@ class AgentClientLiveTest {
         assertEquals(call.toolCallId(), done.toolCallId());
         assertTrue(done.output().contains("hello from the notes"), done.output());
         SessionUpdate.TurnEnd end = ui.updatesOf(SessionUpdate.TurnEnd.class).get(0);
-        assertEquals(new SessionUpdate.TurnEnd("completed", "end_turn", result.usage(), null, null), end);
+        assertEquals(new SessionUpdate.TurnEnd("completed", "end_turn", result.usage(), null, null, null), end);
     }
 
     @Test
