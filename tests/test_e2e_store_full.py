@@ -15,7 +15,6 @@ def cap_file_size(pid: int, limit: int) -> None:
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, hard))
 
 
-
 async def test_a_full_disk_is_reported_and_what_is_pending_is_written_later(
     tmp_path, workspace, fake_llm
 ):
