@@ -132,6 +132,9 @@ stream as `session/update` notifications meanwhile; the response carries the ter
   "Interrupted: …") and the model gets an interrupted result for it.
 - **Usage** on a turn that does not complete (`aborted`, `failed`, `timed_out`) sums the model
   calls that finished (`step_finish`); a model call cut short by the interruption is not in it.
+  A model call that was retried (`stream_retry`) counts what its failed attempts reported
+  before they broke (e.g. Anthropic's input tokens, an OpenRouter usage chunk) in its step's
+  `step_finish` usage and so in the turn's.
 - **Nothing is reported stored that was not.** When the session store cannot write (the disk
   is full, the database cannot be written) the session goes on in memory: before the
   `turn_end` comes a `store_warning` (what the store said, how many writes wait), and the

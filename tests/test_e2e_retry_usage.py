@@ -22,7 +22,6 @@ FAILED = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="a failed attempt's usage is not counted today")
 @pytest.mark.parametrize("wire", sorted(FAILED))
 async def test_a_retried_call_counts_the_failed_attempts_usage(tmp_path, workspace, fake_llm, wire):
     configure(workspace, fake_llm, wire)

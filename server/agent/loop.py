@@ -143,12 +143,14 @@ async def stream_reply(session: NativeSession, request: ModelRequest, sink: Turn
     """Stream one model call into the history; the reply is recorded even when interrupted."""
     reply = Reply()
     finish = Finish("other", Usage())
+    failed = Usage()  # what failed attempts reported: billed, so counted with the step
     finished = False
     try:
         async for event in session.stream(request):
             if isinstance(event, StreamRestart):
                 discard(reply, event, sink)
                 reply = Reply()
+                failed += event.usage or Usage()
             elif isinstance(event, TextDelta):
                 reply.content.add(event)
                 sink.emit(AgentMessageChunk(text=event.text))
@@ -166,7 +168,7 @@ async def stream_reply(session: NativeSession, request: ModelRequest, sink: Turn
         message = reply.message(finished=finished)
         if message is not None:
             session.history.append(message)
-    return finish
+    return Finish(finish.reason, finish.usage + failed)
 
 
 def discard(reply: Reply, restart: StreamRestart, sink: TurnSink) -> None:

@@ -102,10 +102,10 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model)
-        async with self._translated_errors():
+        reader = _EventReader()
+        async with self._translated_errors(reader):
             stream = await self._client.messages.create(**params)
             try:
-                reader = _EventReader()
                 async for raw in stream:
                     for event in reader.feed(raw):
                         yield event
@@ -117,7 +117,16 @@ class AnthropicProvider:
         await self._client.close()
 
     @asynccontextmanager
-    async def _translated_errors(self) -> AsyncIterator[None]:
+    async def _translated_errors(self, reader: _EventReader) -> AsyncIterator[None]:
+        try:
+            async with self._translated():
+                yield
+        except ProviderError as exc:
+            exc.usage = reader.usage  # a failed call is billed for what it reported
+            raise
+
+    @asynccontextmanager
+    async def _translated(self) -> AsyncIterator[None]:
         sdk, base_url = self._sdk, str(self._client.base_url)
         try:
             yield

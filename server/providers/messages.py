@@ -219,3 +219,5 @@ class ProviderError(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.usage: Usage | None = None
+        """What the failed call reported it used before it broke (billed all the same)."""

@@ -106,11 +106,11 @@ class OpenAIProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model, provider=self.name)
-        async with self._translated_errors():
+        reader = _ChunkReader()
+        async with self._translated_errors(reader):
             stream = await self._client.chat.completions.create(**params)
             done = _watch_done(stream)
             try:
-                reader = _ChunkReader()
                 try:
                     async for chunk in stream:
                         for event in reader.feed(chunk):
@@ -131,7 +131,16 @@ class OpenAIProvider:
         await self._client.close()
 
     @asynccontextmanager
-    async def _translated_errors(self) -> AsyncIterator[None]:
+    async def _translated_errors(self, reader: _ChunkReader) -> AsyncIterator[None]:
+        try:
+            async with self._translated():
+                yield
+        except ProviderError as exc:
+            exc.usage = reader.usage  # a failed call is billed for what it reported
+            raise
+
+    @asynccontextmanager
+    async def _translated(self) -> AsyncIterator[None]:
         sdk, base_url = self._sdk, str(self._client.base_url)
         try:
             yield

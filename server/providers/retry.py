@@ -16,7 +16,7 @@ from typing import Literal
 import anyio
 
 from server.providers.base import Provider
-from server.providers.messages import ModelRequest, ProviderError, StreamEvent
+from server.providers.messages import ModelRequest, ProviderError, StreamEvent, Usage
 
 
 @dataclass
@@ -27,6 +27,8 @@ class StreamRestart:
     delay: float
     error: str
     kind: Literal["restart"] = "restart"
+    usage: Usage | None = None
+    """What the failed attempt reported it used."""
 
 
 @dataclass
@@ -75,7 +77,7 @@ async def stream_with_retries(
                 raise
             if delay is None:
                 raise _gave_up(exc, attempt) from exc
-            restart = StreamRestart(attempt, round(delay, 3), str(exc))
+            restart = StreamRestart(attempt, round(delay, 3), str(exc), usage=exc.usage)
         yield restart
         await sleep(delay)
 
