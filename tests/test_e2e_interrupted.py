@@ -19,6 +19,8 @@ from tests.conftest import write_project_config
 WIRES = {
     "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
     "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
+    # Ollama takes no key and refuses no history: the test checks the pairing itself
+    "ollama": ("llama3.2", "OLLAMA_API_KEY", lambda f: f.ollama_base_url),
 }
 CLOSED = ("completed", "failed", "denied")
 SLOW = {"command": "sleep 30"}
@@ -162,6 +164,20 @@ async def test_an_interrupted_turn_leaves_a_session_that_goes_on(
         assert replayed[-1]["terminal"] == "aborted"
     assert after["terminal"] == "completed", after
     assert fake_llm.refusals == []
+    if wire == "ollama":
+        last = fake_llm.requests[-1].body["messages"]
+        # kill -9 and a cut stream leave the cut step out of the history
+        assert any(m.get("tool_calls") for m in last) or scenario in ("provider_cut", "kill_9")
+        for request in fake_llm.requests:
+            assert_answered(request.body["messages"])
+
+
+def assert_answered(messages):
+    """Each assistant message's tool calls are answered by as many tool messages after it."""
+    for index, message in enumerate(messages):
+        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        answers = messages[index + 1 : index + 1 + len(calls)]
+        assert [m["role"] for m in answers] == ["tool"] * len(calls), messages
 
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dangling_tool_call.db"
