@@ -396,7 +396,8 @@ class SessionService(StoredSessions):
         """Write the turn's end; None when everything reached the store, else False after a
         `store_warning` (the writes stay queued and are retried with the next ones)."""
         assert self.recorder is not None
-        pending = await self.recorder.turn_ended(session, turn, result)
+        with anyio.CancelScope(shield=True):  # a signal must not cut the turn_end that follows
+            pending = await self.recorder.turn_ended(session, turn, result)
         if not pending:
             return None
         error = self.recorder.store.error or "the session store cannot write"
