@@ -66,7 +66,6 @@ async def interrupt(proc, workspace, signum) -> tuple[list[dict], int]:
     return [json.loads(line) for line in out.splitlines() if line.strip()], code
 
 
-@pytest.mark.xfail(strict=True, reason="a signal ends agentls acp without the prompt's response")
 @pytest.mark.parametrize("signum", SIGNALS)
 async def test_a_signal_to_acp_answers_the_running_prompt(tmp_path, workspace, signum):
     proc = await spawn(tmp_path, workspace, ["acp"])
@@ -81,7 +80,6 @@ async def test_a_signal_to_acp_answers_the_running_prompt(tmp_path, workspace, s
     assert [a.get("result", {}).get("stopReason") for a in answers] == ["cancelled"], frames
 
 
-@pytest.mark.xfail(strict=True, reason="a signal ends agentls -p without its result message")
 @pytest.mark.parametrize("signum", SIGNALS)
 async def test_a_signal_to_stream_json_writes_the_result(tmp_path, workspace, signum):
     proc = await spawn(tmp_path, workspace, stream_args())

@@ -10,8 +10,10 @@ client has no form elicitation). Translation only: the turn logic stays in the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
+import signal
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -365,21 +367,54 @@ def available_commands(service: SessionService, session_id: str) -> list[schema.
     return []
 
 
+SIGNAL_GRACE = 30.0
+"""How long a signalled process waits for its cancelled prompts to be answered."""
+
+
 def run_acp(service_factory: Callable[[AcpDoor], SessionService]) -> int:
-    async def main() -> None:
+    async def main() -> int:
         door = AcpDoor(service_factory)
         reader, writer = await acp.stdio_streams(limit=MAX_LINE)
-        conn = acp.AgentSideConnection(
-            door, CheckedLines(reader, writer), listening=False, use_unstable_protocol=True
-        )
+        lines = CheckedLines(reader, writer)
+        conn = acp.AgentSideConnection(door, lines, listening=False, use_unstable_protocol=True)
+        listening = asyncio.ensure_future(conn.listen())
+        signalled = on_signals(door, lines, listening)
         try:
-            await conn.listen()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listening
         finally:
             await asyncio.shield(conn.close())
             await door.service.close_all()
+        return 128 + signalled[0] if signalled else 0
 
     try:
-        asyncio.run(main())
+        return asyncio.run(main())
     except KeyboardInterrupt:
         return 130
-    return 0
+
+
+def on_signals(door: AcpDoor, lines: CheckedLines, listening: asyncio.Future) -> list[int]:
+    """SIGINT, SIGTERM and SIGHUP cancel every running turn; once each prompt has its answer
+    (stopReason `cancelled`) on the wire, the door stops. The signals received, in order."""
+    received: list[int] = []
+    tasks: list[asyncio.Task] = []
+    loop = asyncio.get_running_loop()
+
+    async def wind_down() -> None:
+        door.service.cancel_all()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lines.prompts_answered(), SIGNAL_GRACE)
+        listening.cancel()
+
+    def handle(signum: int) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            tasks.append(loop.create_task(wind_down()))
+        else:
+            listening.cancel()  # a second signal: stop now
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(getattr(signal, name), handle, getattr(signal, name))
+    return received

@@ -51,12 +51,23 @@ class CheckedLines:
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
+        self._prompts: set[Any] = set()  # ids of `session/prompt` requests not yet answered
+        self._answered = asyncio.Event()
+        self._answered.set()
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         async with self._lock:
             self._writer.write(data)
             await self._writer.drain()
+        if "method" not in message and message.get("id") in self._prompts:
+            self._prompts.discard(message.get("id"))
+            if not self._prompts:
+                self._answered.set()
+
+    async def prompts_answered(self) -> None:
+        """Until every `session/prompt` received has its answer written out."""
+        await self._answered.wait()
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -70,6 +81,9 @@ class CheckedLines:
                 continue
             message, reply = check_line(line)
             if message is not None:
+                if message.get("method") == "session/prompt" and "id" in message:
+                    self._prompts.add(message["id"])
+                    self._answered.clear()
                 return message
             await self.send(reply)
 

@@ -12,6 +12,7 @@ import itertools
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -88,6 +89,8 @@ class StreamJsonDoor:
         self.model = ""
         self.running = False
         self.stdin_closed = False
+        self.signalled = 0
+        self._turn_written = anyio.Event()
         self.frames: TurnFrames | None = None
         self.last_result: dict[str, Any] | None = None
         self._ids = itertools.count(1)
@@ -203,6 +206,19 @@ class StreamJsonDoor:
         except ServiceError as exc:
             self.error_frame(str(exc))
             return 1
+        work = anyio.CancelScope()
+        async with anyio.create_task_group() as watcher:
+            watcher.start_soon(self.on_signals, work)
+            with work:
+                await self.serve(stdin)
+            watcher.cancel_scope.cancel()
+        await self.service.close_all()
+        if self.signalled:
+            self.stdout.flush()
+            return 128 + self.signalled
+        return self.finish()
+
+    async def serve(self, stdin: BinaryIO) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.turns)
             async with self._send:
@@ -214,8 +230,21 @@ class StreamJsonDoor:
                         done.set()
                 elif self.options.prompt is not None:
                     await self._send.send([{"type": "text", "text": self.options.prompt}])
-        await self.service.close_all()
-        return self.finish()
+
+    async def on_signals(self, work: anyio.CancelScope) -> None:
+        """SIGINT, SIGTERM, SIGHUP: the running turn is cancelled as by an interrupt and its
+        `result` written, then the door stops (exit 128 + the signal)."""
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+            async for signum in signals:
+                if self.signalled:  # a second signal: stop now
+                    break
+                self.signalled = int(signum)
+                if self.running:
+                    self.service.cancel(self.session_id)
+                    with anyio.move_on_after(SIGNAL_GRACE):
+                        await self._turn_written.wait()
+                break
+        work.cancel()
 
     async def open_session(self) -> None:
         resume = self.options.resume
@@ -390,6 +419,8 @@ class StreamJsonDoor:
         self.frames = None
         self.last_result = result
         self.write(result)
+        self._turn_written.set()
+        self._turn_written = anyio.Event()
 
     def finish(self) -> int:
         result = self.last_result
@@ -458,6 +489,10 @@ def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:
             source = block.source
             blocks.append({"type": "image", "data": source.data, "mimeType": source.media_type})
     return blocks
+
+
+SIGNAL_GRACE = 30.0
+"""How long a signalled process waits for its cancelled turn's `result`."""
 
 
 def run_streamjson(options: StreamJsonOptions, service_factory) -> int:

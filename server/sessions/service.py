@@ -415,6 +415,12 @@ class SessionService(StoredSessions):
             return
         session.turn.scope.cancel()
 
+    def cancel_all(self) -> None:
+        """Cancel every running turn (a signal to the process): each ends `aborted` and its
+        prompt is answered as for `session/cancel`."""
+        for session_id in list(self.sessions):
+            self.cancel(session_id)
+
     def steer(self, session_id: str, text: str) -> None:
         session = self.get(session_id)
         if session.turn is None:
