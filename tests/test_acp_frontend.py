@@ -33,6 +33,7 @@ class Editor:
     lacks must answer "method not found")."""
 
     def __init__(self) -> None:
+        self.process: Any = None  # the agent process, once spawned
         self.updates: list[Any] = []
         self.permissions: list[schema.RequestPermissionRequest] = []
         self.elicitations: list[tuple[str, Any]] = []
@@ -100,7 +101,8 @@ async def agentls_acp(tmp_path: Path, env: dict[str, str], editor: Editor, caps=
         env=env,
         transport_kwargs={"stderr": log},
         use_unstable_protocol=True,
-    ) as (conn, _proc):
+    ) as (conn, proc):
+        editor.process = proc
         init = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
             client_capabilities=caps or schema.ClientCapabilities(),
