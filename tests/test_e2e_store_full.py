@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import resource
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.test_acp_frontend import Editor, agentls_acp, text
 from tests.test_e2e_interrupted import configure, of_turn, prompt, start
@@ -66,7 +64,6 @@ async def test_a_full_disk_is_reported_and_what_is_pending_is_written_later(
     assert fourth["terminal"] == "completed"
 
 
-@pytest.mark.xfail(strict=True, reason="ACP shows no store warning and no stored flag")
 async def test_acp_says_a_turn_was_not_stored(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text="one"), Reply(text="two"))
     editor = Editor()

@@ -75,6 +75,8 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             ]
         case WorkspaceTrust():
             return [trust_notice(update)]
+        case StoreWarning():
+            return [store_notice(update)]
         case ToolCall():
             return [tool_call_start(update)]
         case ToolCallUpdate():
@@ -102,7 +104,6 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | Compaction()
             | StreamRetry()
             | McpStatus()
-            | StoreWarning()
             | TurnEnd()
         ):
             # The door handles step_finish (usage) and model_switched (config options) itself;
@@ -126,6 +127,19 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
         session_update="agent_message_chunk",
         content=text_block(words),
         field_meta={"agentls": {"workspaceTrust": update.to_wire()}},
+    )
+
+
+def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
+    """Agent text, as the trust note: ACP has no warning of its own."""
+    words = (
+        f"\n\n**agentls could not store this session** ({update.error}); it goes on in "
+        f"memory and the {update.pending} pending writes are retried with the next ones.\n\n"
+    )
+    return acp.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=text_block(words),
+        field_meta={"agentls": {"storeWarning": update.to_wire()}},
     )
 
 
@@ -219,7 +233,8 @@ def prompt_response(result: PromptResult) -> acp.PromptResponse:
         cached_read_tokens=u.cache_read_tokens or None,
         cached_write_tokens=u.cache_write_tokens or None,
     )
-    return acp.PromptResponse(stop_reason=stop, usage=usage)
+    meta = {"agentls": {"stored": False}} if result.stored is False else None
+    return acp.PromptResponse(stop_reason=stop, usage=usage, field_meta=meta)
 
 
 def turn_error(result: PromptResult) -> str | None:
