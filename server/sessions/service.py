@@ -71,6 +71,8 @@ from server.sessions.stored import StoredSessions
 log = logging.getLogger(__name__)
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+CLOSE_WAIT_S = 30.0
+"""How long closing a session waits for its cancelled turn to write its end."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class Turn:
     scope: anyio.CancelScope | None = None
     billed: ProviderUsage = field(default_factory=ProviderUsage)
     """The usage of the model calls that finished (`step_finish`), for a turn that does not."""
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the turn's end is written and sent."""
 
 
 @dataclass
@@ -288,9 +292,15 @@ class SessionService(StoredSessions):
         return session
 
     async def close(self, session_id: str) -> None:
+        """Cancel the running turn and wait for its end to be written (so a store closed after
+        this has it), then free the session."""
         session = self.get(session_id)
+        turn = session.turn
         self.cancel(session_id)
-        del self.sessions[session_id]
+        if turn is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_WAIT_S):
+                await turn.ended.wait()
+        self.sessions.pop(session_id, None)
         await session.engine.close_session(session.handle)
 
     async def close_all(self) -> None:
@@ -340,6 +350,7 @@ class SessionService(StoredSessions):
         finally:
             session.turn = None
             session.updated_at = time.time()
+            turn.ended.set()
         return result
 
     async def _run(self, session: Session, turn: Turn, params: PromptParams) -> PromptResult:
