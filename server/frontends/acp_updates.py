@@ -123,11 +123,7 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
         f"config (`{user_config_path()}`), or start the agent as `agentls acp --trust`; "
         f"new sessions then get the project's settings.\n\n"
     )
-    return acp.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=text_block(words),
-        field_meta={"agentls": {"workspaceTrust": update.to_wire()}},
-    )
+    return note(words, "workspaceTrust", update)
 
 
 def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
@@ -136,10 +132,15 @@ def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
         f"\n\n**agentls could not store this session** ({update.error}); it goes on in "
         f"memory and the {update.pending} pending writes are retried with the next ones.\n\n"
     )
+    return note(words, "storeWarning", update)
+
+
+def note(words: str, key: str, update: WorkspaceTrust | StoreWarning) -> acp.AgentMessageChunk:
+    """A notice as agent text, which every client shows, with the update in `_meta`."""
     return acp.AgentMessageChunk(
         session_update="agent_message_chunk",
         content=text_block(words),
-        field_meta={"agentls": {"storeWarning": update.to_wire()}},
+        field_meta={"agentls": {key: update.to_wire()}},
     )
 
 

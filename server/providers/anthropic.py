@@ -18,6 +18,7 @@ from server.aio import run_to_end
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.errors import (
+    billed_on_failure,
     connection_error,
     cut_error,
     missing_key_error,
@@ -103,7 +104,7 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model)
         reader = _EventReader()
-        async with self._translated_errors(reader):
+        async with billed_on_failure(self._translated(), reader):
             stream = await self._client.messages.create(**params)
             try:
                 async for raw in stream:
@@ -115,15 +116,6 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-    @asynccontextmanager
-    async def _translated_errors(self, reader: _EventReader) -> AsyncIterator[None]:
-        try:
-            async with self._translated():
-                yield
-        except ProviderError as exc:
-            exc.usage = reader.usage  # a failed call is billed for what it reported
-            raise
 
     @asynccontextmanager
     async def _translated(self) -> AsyncIterator[None]:

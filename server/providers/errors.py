@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -144,3 +145,17 @@ def timeout_error(name: str, base_url: str) -> ProviderError:
 
 def missing_key_error(name: str, key_env: str) -> ProviderError:
     return ProviderError(f"{name}: no API key: set {key_env} or configure an API key")
+
+
+@asynccontextmanager
+async def billed_on_failure(
+    translated: AbstractAsyncContextManager[None], reader: Any
+) -> AsyncIterator[None]:
+    """A provider's SDK error translation, with the usage `reader` has seen so far attached to
+    the `ProviderError`: a failed call is billed for what it reported."""
+    try:
+        async with translated:
+            yield
+    except ProviderError as exc:
+        exc.usage = reader.usage
+        raise

@@ -18,6 +18,7 @@ from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.catalog import fixed_temperature, normalize
 from server.providers.errors import (
+    billed_on_failure,
     connection_error,
     cut_error,
     missing_key_error,
@@ -107,7 +108,7 @@ class OpenAIProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model, provider=self.name)
         reader = _ChunkReader()
-        async with self._translated_errors(reader):
+        async with billed_on_failure(self._translated(), reader):
             stream = await self._client.chat.completions.create(**params)
             done = _watch_done(stream)
             try:
@@ -129,15 +130,6 @@ class OpenAIProvider:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-    @asynccontextmanager
-    async def _translated_errors(self, reader: _ChunkReader) -> AsyncIterator[None]:
-        try:
-            async with self._translated():
-                yield
-        except ProviderError as exc:
-            exc.usage = reader.usage  # a failed call is billed for what it reported
-            raise
 
     @asynccontextmanager
     async def _translated(self) -> AsyncIterator[None]:
