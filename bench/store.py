@@ -24,10 +24,11 @@ from protocol.updates import (
     ToolCallUpdate,
     Usage,
 )
-from server.engines.base import EngineCapabilities, TurnOutcome
+from server.engines.base import EngineCapabilities
 from server.providers.messages import Usage as ModelUsage
 from server.sessions.service import ClientCapabilities, SessionService
 from server.sessions.store import Store
+from server.turn import TurnOutcome
 
 SIZES = {"tiny": (2, 500, 5), "full": (20, 5000, 200)}
 """size -> (long turns, events per long turn, short turns of 20 events)"""

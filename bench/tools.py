@@ -19,7 +19,6 @@ from typing import Any
 import anyio
 
 from server.agent.tool_calls import run_one
-from server.engines.base import SessionSpec
 from server.engines.native import NativeSession
 from server.permissions import PermissionState
 from server.providers.base import ProviderSettings
@@ -28,6 +27,7 @@ from server.tools.base import Tool, ToolContext, ToolInput
 from server.tools.files import EditFile, ReadFile, line_tag
 from server.tools.hashed import EditFileHashed
 from server.tools.search import COMMON_ARGS, MAX_PER_FILE, Grep, rg_path
+from server.turn import SessionSpec
 
 
 @dataclass(frozen=True)

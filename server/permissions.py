@@ -24,6 +24,7 @@ from server.policy.shell import covered, parse, prefix
 from server.policy.trust import verdict
 from server.skills import SkillCatalog, ungranted
 from server.tools.base import Tool, ToolContext
+from server.tools.names import canonical_name
 
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
 MODE_DESCRIPTIONS = {
@@ -245,8 +246,6 @@ def decide(
 def rules_from_names(names: list[str]) -> set[str]:
     """Allow rules from tool names as users write them: `Read`, `bash`, `Bash(npm test:*)`,
     `WebFetch(domain:docs.python.org)`."""
-    from server.tools.registry import canonical_name
-
     rules = set()
     for name in names:
         match = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", name)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from server.agent.context import is_turn_context
+from server.providers.messages import is_turn_context
 from server.providers.scripted import ScriptedReply
 from server.skills import BUILTIN_DIR
 from server.testing.fake_llm import Reply

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 
-from server.agent.context import UNKNOWN, GitState, git_state, is_turn_context
+from server.agent.context import UNKNOWN, GitState, git_state
+from server.providers.messages import is_turn_context
 from server.providers.scripted import ScriptedReply
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env

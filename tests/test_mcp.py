@@ -379,8 +379,8 @@ def test_allow_and_disallow_lists_cover_servers_and_tools():
 
 
 async def test_the_native_engine_filters_allows_and_stops_mcp_tools(tmp_path):
-    from server.engines.base import SessionSpec
     from server.engines.native import NativeEngine
+    from server.turn import SessionSpec
 
     state = tmp_path / "state"
     state.mkdir()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from server.engines.base import SessionSpec
 from server.engines.native import NativeEngine
 from server.providers import options
 from server.providers.options import merge, resolve
+from server.turn import SessionSpec
 
 
 def test_dicts_merge_recursively() -> None:

@@ -10,7 +10,6 @@ import pytest
 
 from protocol.methods import PermissionOutcome, RequestPermissionResult
 from server.agent.tool_calls import run_one, run_tool_calls
-from server.engines.base import SessionSpec, UserNotReachable
 from server.engines.native import NativeSession
 from server.permissions import (
     ALWAYS_ASK_OPTIONS,
@@ -29,6 +28,7 @@ from server.tools.git import Git
 from server.tools.hashed import EditFileHashed
 from server.tools.search import Glob, Grep
 from server.tools.shell import Bash, BashOutput, KillBash
+from server.turn import SessionSpec, UserNotReachable
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
 

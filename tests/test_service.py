@@ -10,11 +10,12 @@ import pytest
 
 from protocol.methods import NewSessionParams, PromptParams
 from protocol.updates import AgentMessageChunk
-from server.engines.base import EngineCapabilities, TurnOutcome
+from server.engines.base import EngineCapabilities
 from server.engines.native import NativeEngine
 from server.providers.messages import Usage
 from server.providers.scripted import ScriptedProvider, ScriptedReply
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.turn import TurnOutcome
 
 
 class Recorder:

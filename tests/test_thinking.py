@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from server.engines.base import SessionSpec
 from server.engines.native import NativeEngine
 from server.providers import thinking
 from server.providers.thinking import ThinkingRequest, choose, family, parse_budget
+from server.turn import SessionSpec
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ import pytest
 from pydantic import ValidationError
 
 from protocol.methods import AskQuestionResult
-from server.engines.base import UserNotReachable
 from server.tools.ask import AskInput, AskUserQuestion
 from server.tools.base import ToolContext, ToolError
 from server.tools.todo import TodoInput, TodoWrite
+from server.turn import UserNotReachable
 
 
 class Sink:

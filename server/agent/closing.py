@@ -14,7 +14,7 @@ import anyio
 
 from protocol.updates import SessionUpdateKind, ToolCall, ToolCallUpdate
 from server.agent import pairing
-from server.engines.base import TurnSink
+from server.turn import TurnSink
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession

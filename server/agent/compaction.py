@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.updates import Compaction
-from server.engines.base import TurnSink
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -35,6 +34,7 @@ from server.providers.messages import (
     Usage,
 )
 from server.providers.retry import StreamRestart
+from server.turn import TurnSink
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession

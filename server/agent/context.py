@@ -17,15 +17,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from server.engines.base import TurnSink
-from server.providers.messages import Message, TextPart
+from server.providers.messages import CONTEXT_TAG, Message, TextPart
 from server.skills import ACTIVE_KEY, summary_lines
 from server.tools.git_env import safe_env
+from server.turn import TurnSink
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession
-
-CONTEXT_TAG = "turn-context"
 
 SYSTEM_PROMPT = """\
 You are agentls, a coding agent working inside the user's editor on the workspace at {cwd}.
@@ -164,7 +162,3 @@ def turn_context(
         lines.append(f"active skills: {', '.join(active)}")
     lines.append(f"</{CONTEXT_TAG}>")
     return Message("user", [TextPart("\n".join(lines))])
-
-
-def is_turn_context(message: Message) -> bool:
-    return message.role == "user" and message.text.startswith(f"<{CONTEXT_TAG}>")

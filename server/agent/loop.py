@@ -32,7 +32,6 @@ from server.agent import compaction
 from server.agent.closing import ClosingSink, end_step
 from server.agent.context import prepare_call
 from server.agent.tool_calls import announce, run_tool_calls
-from server.engines.base import TurnOutcome, TurnSink
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -48,6 +47,7 @@ from server.providers.messages import (
     Usage,
 )
 from server.providers.retry import StreamRestart
+from server.turn import TurnOutcome, TurnSink
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession

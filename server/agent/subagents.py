@@ -130,7 +130,7 @@ def profile_layers(cwd: Path, home: Path) -> list[tuple[Source, Path]]:
 
 
 def parse_profile(file: Path, source: Source) -> Profile:
-    from server.tools.registry import canonical_name  # the whole tool set: load it on demand
+    from server.tools.names import canonical_name
 
     data, body = split_frontmatter(file.read_text(encoding="utf-8-sig"))
     name = optional_text(data, "name") or file.stem

@@ -16,11 +16,11 @@ from pydantic import ValidationError
 from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
 from server import permissions
-from server.engines.base import TurnSink, UserNotReachable
 from server.policy.trust import is_trusted
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
+from server.turn import TurnSink, UserNotReachable
 
 if TYPE_CHECKING:
     from server.engines.native import NativeSession

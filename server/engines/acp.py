@@ -19,17 +19,11 @@ import anyio
 
 from server import __version__
 from server.aio import run_to_end
-from server.engines.base import (
-    EngineCapabilities,
-    EngineError,
-    SessionSpec,
-    TurnInput,
-    TurnOutcome,
-    TurnSink,
-)
+from server.engines.base import EngineCapabilities, EngineError
 from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
 from server.providers.messages import Usage
+from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 if TYPE_CHECKING:
     from server.engines.acp_peer import PeerClient, PeerState

@@ -26,9 +26,9 @@ from protocol.updates import (
     ToolCall,
     ToolCallUpdate,
 )
-from server.engines.base import UserNotReachable
 from server.engines.peer import PeerTurn
-from server.tools.registry import canonical_name
+from server.tools.names import canonical_name
+from server.turn import UserNotReachable
 
 log = logging.getLogger(__name__)
 

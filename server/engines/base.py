@@ -8,55 +8,14 @@ half for engines that must also tell a peer process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from protocol.methods import (
-    AskQuestionResult,
-    PermissionOption,
-    Question,
-    RequestPermissionResult,
-    ToolCallRef,
-)
-from protocol.updates import SessionUpdateKind, StopReason
-from server.providers.messages import ImagePart, Usage
+from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 
 class EngineError(Exception):
     """The engine cannot start or cannot serve this session; the message says why."""
-
-
-class UserNotReachable(Exception):
-    """No interactive client can answer (capability not advertised, or none attached)."""
-
-
-@dataclass
-class SessionSpec:
-    session_id: str
-    cwd: Path
-    config: dict[str, Any]
-    """The merged configuration for this session's workspace."""
-    mode: str = "default"
-    subagent: str | None = None
-
-
-@dataclass
-class TurnInput:
-    turn_id: str
-    text: str
-    images: list[ImagePart] = field(default_factory=list)
-    images_first: bool = False
-    """The prompt opened with an image: the model gets the images before the text."""
-    model: str | None = None
-    think: str | bool | None = None
-    thinking_budget: int | None = None
-
-
-@dataclass
-class TurnOutcome:
-    stop_reason: StopReason
-    usage: Usage
 
 
 @dataclass(frozen=True)
@@ -64,23 +23,6 @@ class EngineCapabilities:
     images: bool = True
     thinking: bool = True
     steer: bool = True
-
-
-class TurnSink(Protocol):
-    """Where a running turn reports. Everything sent after the turn's terminal is dropped."""
-
-    session_id: str
-    turn_id: str
-
-    def emit(self, update: SessionUpdateKind) -> None: ...
-
-    async def request_permission(
-        self, tool_call: ToolCallRef, options: list[PermissionOption]
-    ) -> RequestPermissionResult: ...
-
-    async def ask_question(
-        self, questions: list[Question], *, timeout: float
-    ) -> AskQuestionResult: ...
 
 
 class EngineDriver(Protocol):

@@ -22,19 +22,12 @@ import anyio
 
 from protocol.methods import PermissionOption, ToolCallRef
 from server.aio import run_to_end
-from server.engines.base import (
-    EngineCapabilities,
-    EngineError,
-    SessionSpec,
-    TurnInput,
-    TurnOutcome,
-    TurnSink,
-    UserNotReachable,
-)
+from server.engines.base import EngineCapabilities, EngineError
 from server.engines.claude_code_frames import FrameReader, cc_usage, questions_of, title_of
 from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
-from server.tools.registry import canonical_name
+from server.tools.names import canonical_name
+from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink, UserNotReachable
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from protocol.updates import (
     ToolCallUpdate,
     Usage,
 )
-from server.tools.registry import canonical_name
+from server.tools.names import canonical_name
 
 # Claude Code tool names (and agentls's names for its tools in that dialect) -> tool kind.
 KINDS = {

@@ -26,14 +26,7 @@ from server.agent.context import configured_instructions, session_system_prompt
 from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
 from server.agent.subagents import Background, Budget, Delegation, Profile, ProfileRegistry
-from server.engines.base import (
-    EngineCapabilities,
-    EngineError,
-    SessionSpec,
-    TurnInput,
-    TurnOutcome,
-    TurnSink,
-)
+from server.engines.base import EngineCapabilities, EngineError
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import catalog, images, options, thinking
@@ -58,6 +51,7 @@ from server.skills import (
     parse_command,
 )
 from server.tools.base import Tool, ToolContext
+from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 log = logging.getLogger(__name__)
 
@@ -410,7 +404,7 @@ class NativeEngine:
         return builtin_tools(jobs=self._jobs, config=config, skills=skills)
 
     def _add_task_tools(self, session: NativeSession) -> None:
-        from server.tools.registry import disallowed
+        from server.tools.names import disallowed
         from server.tools.task import task_tools
 
         off = disallowed(session.spec.config)

@@ -22,8 +22,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from server.engines.base import EngineCapabilities, EngineError, SessionSpec, TurnSink
+from server.engines.base import EngineCapabilities, EngineError
 from server.tools.spawn import group_options, kill_group, marked, started
+from server.turn import SessionSpec, TurnSink
 
 log = logging.getLogger(__name__)
 

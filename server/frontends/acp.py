@@ -36,11 +36,11 @@ from protocol.methods import (
 )
 from protocol.updates import ModelSwitched, StepFinish, ToolCall
 from server import __version__
-from server.engines.base import UserNotReachable
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
 from server.frontends.acp_lines import MAX_LINE, CheckedLines
 from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.turn import UserNotReachable
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from protocol.methods import PromptResult
-from server.tools.registry import CLAUDE_CODE_NAMES
+from server.tools.names import CLAUDE_CODE_NAMES
 
 DIALECT_VERSION = "2.1.0"
 """The Claude Code stream-json dialect level these frames follow."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from server.providers.messages import Usage
 
@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from protocol.methods import ModelInfo
 
 log = logging.getLogger(__name__)
+
+Family = Literal["adaptive", "legacy", "none"]
+
+# claude-opus-4-6, claude-sonnet-4-5-20250929, claude-opus-4-20250514 (a date is not a minor)
+_NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?![0-9])")
+# claude-3-5-sonnet-20241022, claude-3-opus-20240229
+_OLD_STYLE = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")
 
 
 @dataclass(frozen=True)
@@ -53,8 +60,6 @@ class ModelEntry:
     @property
     def thinking(self) -> str:
         """`adaptive`, `legacy` or `none` (see `server.providers.thinking`)."""
-        from server.providers.thinking import family
-
         return family(self.id)
 
 
@@ -247,3 +252,17 @@ def models_for(provider: str | None, *, current: str | None = None) -> list[Mode
     if current and not any(m.model_id == current for m in models):
         models.insert(0, ModelInfo(model_id=current, name=current, provider=provider or ""))
     return models
+
+
+def family(model_id: str) -> Family:
+    """The thinking family of a model id, given with dashes or dots, with or without a prefix."""
+    model = normalize(model_id or "")
+    if match := _NEW_STYLE.search(model):
+        name, major, minor = match[1], int(match[2]), int(match[3] or 0)
+    elif match := _OLD_STYLE.search(model):
+        major, minor, name = int(match[1]), int(match[2] or 0), match[3]
+    else:
+        return "none"
+    if name == "haiku" and (major, minor) < (4, 5):
+        return "none"
+    return "adaptive" if (major, minor) >= (4, 6) else "legacy"

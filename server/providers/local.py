@@ -48,6 +48,7 @@ from server.providers.messages import (
     ToolCallReady,
     ToolResultPart,
     Usage,
+    is_turn_context,
 )
 
 NAME = "local"
@@ -278,7 +279,7 @@ def _since_request(messages: list[Message]) -> tuple[list[ToolCallPart], bool]:
     calls: list[ToolCallPart] = []
     succeeded = False
     for message in reversed(messages):
-        if message.role == "user" and not local_prompt.is_context(message) and message.text:
+        if message.role == "user" and not is_turn_context(message) and message.text:
             break
         calls.extend(message.tool_calls)
         succeeded = succeeded or any(
@@ -291,7 +292,7 @@ def _names_workspace_path(messages: list[Message]) -> bool:
     """Whether the user's latest request names an existing file or folder of the workspace."""
     cwd = local_prompt.workspace(messages)
     request = next(
-        (m for m in reversed(messages) if m.role == "user" and not local_prompt.is_context(m)),
+        (m for m in reversed(messages) if m.role == "user" and not is_turn_context(m)),
         None,
     )
     if not cwd or request is None:

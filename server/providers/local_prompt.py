@@ -22,9 +22,9 @@ from server.providers.messages import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
+    is_turn_context,
 )
 
-CONTEXT_TAG = "turn-context"
 SYSTEM = """\
 You are agentls, a coding assistant working in the user's project. Answer general \
 programming questions yourself. You cannot see the project's files: to answer about them, \
@@ -121,14 +121,10 @@ def _exchange(name: str, arguments: dict[str, Any], result: str) -> list[dict[st
 def workspace(messages: list[Message]) -> str:
     """The cwd named by the turn context message, if there is one."""
     for message in reversed(messages):
-        if is_context(message):
+        if is_turn_context(message):
             match = re.search(r"^cwd: (.+)$", message.text, re.MULTILINE)
             return match.group(1) if match else ""
     return ""
-
-
-def is_context(message: Message) -> bool:
-    return message.role == "user" and message.text.startswith(f"<{CONTEXT_TAG}>")
 
 
 def conversation(messages: list[Message], budget: Budget) -> list[dict[str, str]]:
@@ -136,7 +132,7 @@ def conversation(messages: list[Message], budget: Budget) -> list[dict[str, str]
     paths against the workspace themselves), tool results capped."""
     turns: list[dict[str, str]] = []
     for message in messages:
-        if is_context(message):
+        if is_turn_context(message):
             continue
         role, content = _render(message, budget.result_chars)
         if not content:

@@ -89,6 +89,15 @@ class Message:
         return [p for p in self.parts if isinstance(p, ToolCallPart)]
 
 
+CONTEXT_TAG = "turn-context"
+"""The tag of the per-call turn context message (`server.agent.context`): sent with each model
+call, never part of the history."""
+
+
+def is_turn_context(message: Message) -> bool:
+    return message.role == "user" and message.text.startswith(f"<{CONTEXT_TAG}>")
+
+
 @dataclass
 class ToolSpec:
     name: str

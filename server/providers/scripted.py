@@ -21,7 +21,6 @@ from typing import Any
 
 import anyio
 
-from server.agent.context import is_turn_context
 from server.providers.base import ProviderSettings
 from server.providers.messages import (
     Finish,
@@ -33,6 +32,7 @@ from server.providers.messages import (
     ToolCallPart,
     ToolCallReady,
     Usage,
+    is_turn_context,
 )
 
 

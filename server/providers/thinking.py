@@ -24,12 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.providers.catalog import describe, efforts, normalize, reasons
+from server.providers.catalog import describe, efforts, family, normalize, reasons
 
 log = logging.getLogger(__name__)
 
 Level = Literal["think", "hard", "ultra"] | bool
-Family = Literal["adaptive", "legacy", "none"]
 
 LEVELS = ("think", "hard", "ultra")
 # The first level the model takes wins: opus 4.6 and sonnet 4.6 have no xhigh, only max.
@@ -41,10 +40,6 @@ DEFAULT_BUDGET = 8000
 MIN_BUDGET = 1024
 ANSWER_ROOM = 8192
 
-# claude-opus-4-6, claude-sonnet-4-5-20250929, claude-opus-4-20250514 (a date is not a minor)
-_NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?![0-9])")
-# claude-3-5-sonnet-20241022, claude-3-opus-20240229
-_OLD_STYLE = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")
 # Sampling options the API refuses alongside thinking; None deletes them in the merge.
 _NO_TEMP: dict[str, Any] = {"temperature": None, "topP": None}
 
@@ -59,20 +54,6 @@ class ThinkingRequest:
     @property
     def enabled(self) -> bool:
         return self.level is not None and self.level is not False
-
-
-def family(model_id: str) -> Family:
-    """The thinking family of a model id, given with dashes or dots, with or without a prefix."""
-    model = normalize(model_id or "")
-    if match := _NEW_STYLE.search(model):
-        name, major, minor = match[1], int(match[2]), int(match[3] or 0)
-    elif match := _OLD_STYLE.search(model):
-        major, minor, name = int(match[1]), int(match[2] or 0), match[3]
-    else:
-        return "none"
-    if name == "haiku" and (major, minor) < (4, 5):
-        return "none"
-    return "adaptive" if (major, minor) >= (4, 6) else "legacy"
 
 
 def parse_level(value: Any) -> Level | None:

@@ -50,14 +50,7 @@ from protocol.updates import (
 )
 from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
-from server.engines.base import (
-    EngineDriver,
-    EngineError,
-    SessionSpec,
-    TurnInput,
-    TurnOutcome,
-    UserNotReachable,
-)
+from server.engines.base import EngineDriver, EngineError
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
@@ -67,6 +60,7 @@ from server.sessions.persist import Recorder
 from server.sessions.recording import TraceTarget, tracing, using_store
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
+from server.turn import SessionSpec, TurnInput, TurnOutcome, UserNotReachable
 
 log = logging.getLogger(__name__)
 

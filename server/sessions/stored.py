@@ -17,12 +17,13 @@ from protocol.methods import (
 )
 from protocol.updates import UPDATE_ADAPTER, ToolCall, ToolCallUpdate, TurnEnd
 from server.agent import pairing
-from server.engines.base import EngineError, SessionSpec
+from server.engines.base import EngineError
 from server.sessions.errors import ServiceError
 from server.sessions.persist import EDITOR_TRUST
 from server.sessions.persist import snapshot as snapshot_of
 from server.sessions.recording import using_store
 from server.sessions.store import StoreError, iso
+from server.turn import SessionSpec
 
 if TYPE_CHECKING:
     from server.sessions.service import Session, SessionService

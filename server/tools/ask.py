@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from protocol.methods import Question, QuestionOption
-from server.engines.base import UserNotReachable
 from server.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from server.turn import UserNotReachable
 
 NOT_REACHABLE = {
     "error": "user_not_reachable",

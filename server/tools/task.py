@@ -20,8 +20,8 @@ from server.agent import subagents
 from server.agent.loop import run_turn
 from server.agent.subagents import BackgroundTask, LimitError, Report, Status
 from server.agent.tool_calls import CALL_ID
-from server.engines.base import TurnSink
 from server.providers.messages import Message, TextPart
+from server.turn import TurnSink
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 

@@ -1,0 +1,69 @@
+"""The turn contract: what a session is started with, what a turn is given, where it reports
+and how it ends. The agent loop, the tools and every engine speak it; the session service owns
+the turn lifecycle around it (see `server.engines.base`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from protocol.methods import (
+    AskQuestionResult,
+    PermissionOption,
+    Question,
+    RequestPermissionResult,
+    ToolCallRef,
+)
+from protocol.updates import SessionUpdateKind, StopReason
+from server.providers.messages import ImagePart, Usage
+
+
+class UserNotReachable(Exception):
+    """No interactive client can answer (capability not advertised, or none attached)."""
+
+
+@dataclass
+class SessionSpec:
+    session_id: str
+    cwd: Path
+    config: dict[str, Any]
+    """The merged configuration for this session's workspace."""
+    mode: str = "default"
+    subagent: str | None = None
+
+
+@dataclass
+class TurnInput:
+    turn_id: str
+    text: str
+    images: list[ImagePart] = field(default_factory=list)
+    images_first: bool = False
+    """The prompt opened with an image: the model gets the images before the text."""
+    model: str | None = None
+    think: str | bool | None = None
+    thinking_budget: int | None = None
+
+
+@dataclass
+class TurnOutcome:
+    stop_reason: StopReason
+    usage: Usage
+
+
+class TurnSink(Protocol):
+    """Where a running turn reports. Everything sent after the turn's terminal is dropped."""
+
+    session_id: str
+    turn_id: str
+
+    def emit(self, update: SessionUpdateKind) -> None: ...
+
+    async def request_permission(
+        self, tool_call: ToolCallRef, options: list[PermissionOption]
+    ) -> RequestPermissionResult: ...
+
+    async def ask_question(
+        self, questions: list[Question], *, timeout: float
+    ) -> AskQuestionResult: ...
