@@ -26,7 +26,8 @@ from protocol.updates import (
 )
 from server.engines.base import EngineCapabilities
 from server.providers.messages import Usage as ModelUsage
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.sessions.store import Store
 from server.turn import TurnOutcome
 

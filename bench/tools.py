@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 
+from server.agent.state import AgentSession
 from server.agent.tool_calls import run_one
-from server.engines.native import NativeSession
 from server.permissions import PermissionState
 from server.providers.base import ProviderSettings
 from server.providers.messages import ToolCallPart
@@ -86,8 +86,8 @@ class NullSink:
         raise AssertionError("not used")
 
 
-def _session(cwd: Path, tools: list[Tool]) -> NativeSession:
-    return NativeSession(
+def _session(cwd: Path, tools: list[Tool]) -> AgentSession:
+    return AgentSession(
         spec=SessionSpec(session_id="bench", cwd=cwd, config={}),
         settings=ProviderSettings(provider="openai", model="bench"),
         tools={t.name: t for t in tools},

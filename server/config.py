@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from server.policy.trust import TRUST_KEY, Narrowed, narrow, trusted_by_user
+from server.trust import TRUST_KEY, Narrowed, narrow, trusted_by_user
 
 DEFAULTS: dict[str, Any] = {
     "engine": "native",
@@ -94,7 +94,7 @@ def project_layer(
     data: dict[str, Any], base: dict[str, Any] | None = None, *, trusted: bool = False
 ) -> Narrowed:
     """The project file without the keys only the user may set, narrowed as its trust state
-    requires (`server.policy.trust`); `ignored` names what was dropped."""
+    requires (`server.trust`); `ignored` names what was dropped."""
     out = narrow(base or {}, data, trusted=trusted)
     layer = out.layer
     for dotted in USER_ONLY_KEYS:

@@ -21,10 +21,10 @@ from protocol.updates import WorkspaceTrust
 from server.policy import paths as real_paths
 from server.policy.guards import command_guard
 from server.policy.shell import covered, parse, prefix
-from server.policy.trust import verdict
 from server.skills import SkillCatalog, ungranted
 from server.tools.base import Tool, ToolContext
 from server.tools.names import canonical_name
+from server.trust import verdict
 
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
 MODE_DESCRIPTIONS = {

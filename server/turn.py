@@ -24,6 +24,17 @@ class UserNotReachable(Exception):
     """No interactive client can answer (capability not advertised, or none attached)."""
 
 
+class SessionSearch(Protocol):
+    """Full-text search over the user's stored sessions (the session store), which the model
+    may use through `search_sessions`."""
+
+    async def flush(self) -> None: ...
+
+    def search(self, query: str, limit: int, *, exclude: str | None = None) -> list[Any]: ...
+
+    def session(self, sid: str) -> Any: ...
+
+
 @dataclass
 class SessionSpec:
     session_id: str
@@ -32,6 +43,8 @@ class SessionSpec:
     """The merged configuration for this session's workspace."""
     mode: str = "default"
     subagent: str | None = None
+    search: SessionSearch | None = None
+    """Where `search_sessions` searches; None when the server stores no sessions."""
 
 
 @dataclass

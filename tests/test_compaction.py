@@ -24,7 +24,8 @@ from server.providers.messages import (
     ToolResultPart,
 )
 from server.providers.scripted import ScriptedProvider, ScriptedReply
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.tools.base import Tool, ToolInput
 
 

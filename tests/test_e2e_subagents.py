@@ -22,7 +22,8 @@ from protocol.methods import (
 from server.engines.native import NativeEngine
 from server.providers.messages import ModelRequest, ToolResultPart
 from server.providers.scripted import ScriptedProvider, ScriptedReply
-from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError, SessionService
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
 from tests.conftest import write_project_config

@@ -17,7 +17,8 @@ from protocol.methods import NewSessionParams, PromptParams
 from server.engines.acp import AcpEngine
 from server.engines.peer import peer_environment
 from server.engines.registry import ExternalSettings, external_settings
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
 

@@ -12,7 +12,8 @@ import time
 from protocol.methods import NewSessionParams, PromptParams
 from server.engines.claude_code import ClaudeCodeEngine
 from server.engines.registry import ExternalSettings
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
 from tests.test_engine_acp import ASK, alive, fake_env, prompt, tool_results, updates_of

@@ -19,7 +19,8 @@ from server.providers.images import (
 )
 from server.providers.messages import ImagePart, Message, TextPart, ToolResultPart
 from server.providers.scripted import ScriptedProvider, ScriptedReply
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16

@@ -17,9 +17,8 @@ from server.mcp.config import ServerConfig, from_acp, from_mcp_config, session_s
 from server.mcp.pool import McpPool
 from server.mcp.session import MAX_RESTARTS, McpSessionServers, covered_tools
 from server.mcp.tools import McpTool, input_model, to_result, tool_name
-from server.providers import images
+from server.providers import codec, images
 from server.providers.messages import ImagePart, Message, ToolCallPart, ToolResultPart
-from server.sessions import codec
 from server.tools.base import ToolContext, ToolError
 from tests.mcp_servers import alive, demo_entry, pids, wait_dead, wait_for_file
 

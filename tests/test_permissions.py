@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from protocol.methods import PermissionOutcome, RequestPermissionResult
+from server.agent.state import AgentSession
 from server.agent.tool_calls import run_one, run_tool_calls
-from server.engines.native import NativeSession
 from server.permissions import (
     ALWAYS_ASK_OPTIONS,
     OPTIONS,
@@ -442,8 +442,8 @@ class Sink:
         raise UserNotReachable
 
 
-def session(ws: Path, tools: list[Tool], mode: str = "default") -> NativeSession:
-    return NativeSession(
+def session(ws: Path, tools: list[Tool], mode: str = "default") -> AgentSession:
+    return AgentSession(
         spec=SessionSpec(session_id="s1", cwd=ws, config={}),
         settings=ProviderSettings(provider="openai", model="m"),
         tools={t.name: t for t in tools},

@@ -25,7 +25,8 @@ from server.providers.messages import (
     Usage,
 )
 from server.providers.retry import RetryPolicy, StreamRestart, stream_with_retries
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 
 REQUEST = ModelRequest(model="m", system="", messages=[Message("user", [TextPart("hi")])])
 

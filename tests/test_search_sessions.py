@@ -11,8 +11,8 @@ from protocol.methods import NewSessionParams, PromptParams
 from protocol.updates import AgentMessageChunk, TurnEnd, Usage
 from server.engines.native import NativeEngine
 from server.providers.scripted import ScriptedProvider, ScriptedReply
-from server.sessions.recording import using_store
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.sessions.store import Store
 from server.tools.base import ToolContext
 from server.tools.registry import builtin_tools
@@ -48,8 +48,7 @@ def names(tools):
 
 def test_offered_only_when_sessions_are_stored(store):
     assert "search_sessions" not in names(builtin_tools())
-    with using_store(store):
-        assert "search_sessions" in names(builtin_tools())
+    assert "search_sessions" in names(builtin_tools(search=store))
     tool = SearchSessions(store)
     assert tool.read_only and tool.kind == "search"
 

@@ -14,7 +14,8 @@ from server.engines.base import EngineCapabilities
 from server.engines.native import NativeEngine
 from server.providers.messages import Usage
 from server.providers.scripted import ScriptedProvider, ScriptedReply
-from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError, SessionService
 from server.turn import TurnOutcome
 
 

@@ -20,6 +20,7 @@ from protocol.updates import (
     Usage,
 )
 from server.engines.native import NativeEngine
+from server.providers import codec
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -33,9 +34,11 @@ from server.providers.messages import (
     ToolResultPart,
 )
 from server.providers.messages import Usage as ModelUsage
-from server.sessions import codec, schema
-from server.sessions.service import ClientCapabilities, ServiceError, SessionService
-from server.sessions.store import Store, StoreError, derive_title, iso
+from server.sessions import schema
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError, SessionService
+from server.sessions.store import Store, StoreError, derive_title
+from server.timestamps import iso
 
 END = TurnEnd(terminal="completed", stop_reason="end_turn", usage=Usage())
 RESULT = {"turnId": "t", "terminal": "completed", "stopReason": "end_turn", "usage": {}}

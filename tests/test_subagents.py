@@ -25,18 +25,16 @@ from protocol.updates import (
     ToolCallUpdate,
     Usage,
 )
-from server.agent.subagents import (
-    BUILTIN_PROFILES,
+from server.agent.delegation import (
     MAX_DEPTH,
     MAX_PER_TURN,
     Budget,
     Delegation,
     LimitError,
-    ProfileRegistry,
     check_limits,
-    list_subagents,
 )
-from server.tools.task import SubagentSink
+from server.agent.profiles import BUILTIN_PROFILES, ProfileRegistry, list_subagents
+from server.agent.subagents import SubagentSink
 
 
 def profiles(tmp_path: Path) -> ProfileRegistry:

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from protocol.base import WireModel
+from protocol.client._connection import Connection
 from protocol.client._handlers import PermissionHandler, QuestionHandler
 from protocol.client._turn import Turn, Update
 from protocol.content import TextContent
 from protocol.methods import PromptOptions, SessionInfoResult, SteerResult
 
-if TYPE_CHECKING:
-    from protocol.client._client import Client
+
+class SessionOwner(Protocol):
+    """The client a session belongs to, as the session uses it."""
+
+    connection: Connection
+    sessions: dict[str, Session]
+
+    async def call(
+        self, method: str, params: WireModel | Mapping[str, Any] | None = None
+    ) -> Any: ...
+
 
 Prompt = str | Sequence[WireModel | dict[str, Any]]
 
@@ -33,7 +43,7 @@ class Session:
 
     def __init__(
         self,
-        client: Client,
+        client: SessionOwner,
         session_id: str,
         *,
         on_permission: PermissionHandler | None = None,

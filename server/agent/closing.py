@@ -8,16 +8,14 @@ history, so the client sees every card closed and the next model call gets a val
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from protocol.updates import SessionUpdateKind, ToolCall, ToolCallUpdate
 from server.agent import pairing
+from server.agent.state import AgentSession
 from server.turn import TurnSink
-
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
 
 CLOSED = ("completed", "failed", "denied")
 
@@ -58,7 +56,7 @@ def reason(exc: BaseException | None) -> str:
     return pairing.not_run(f"the turn failed ({str(exc) or type(exc).__name__})")
 
 
-def end_step(session: NativeSession, sink: ClosingSink, start: int, exc: BaseException | None):
+def end_step(session: AgentSession, sink: ClosingSink, start: int, exc: BaseException | None):
     """Every call the step announced is closed on the wire and answered in the history."""
     why = reason(exc)
     pairing.mend(session.history, why, start=start)

@@ -16,10 +16,14 @@ token; an image counts as a flat 1,600). Config: `llm.contextWindow` (default: t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from protocol.updates import Compaction
+from server.agent.context import build_request
+from server.agent.state import AgentSession
+from server.agent.view import ContextView
+from server.providers import catalog
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -35,9 +39,6 @@ from server.providers.messages import (
 )
 from server.providers.retry import StreamRestart
 from server.turn import TurnSink
-
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
@@ -72,40 +73,9 @@ class CompactionSettings:
         )
 
 
-@dataclass
-class ContextView:
-    """What is sent instead of the full history: `history[:summarized]` replaced by `summary`,
-    and the tool results in `elided` replaced by a note."""
-
-    summary: str | None = None
-    summarized: int = 0
-    elided: set[str] = field(default_factory=set)
-
-    def messages(self, history: list[Message]) -> list[Message]:
-        head = [summary_message(self.summary)] if self.summary else []
-        return head + self.apply(history[self.summarized :])
-
-    def apply(self, messages: list[Message]) -> list[Message]:
-        if not self.elided:
-            return messages
-        return [Message(m.role, [self._part(p) for p in m.parts]) for m in messages]
-
-    def _part(self, part: Part) -> Part:
-        if isinstance(part, ToolResultPart) and part.tool_call_id in self.elided:
-            note = (
-                f"[output of {part.name} ({len(part.content)} characters) removed to save "
-                "context; run the tool again if you need it]"
-            )
-            return ToolResultPart(part.tool_call_id, part.name, note, part.is_error)
-        return part
-
-
-def summary_message(summary: str) -> Message:
-    text = (
-        "<conversation-summary>\nThe earlier part of this conversation was summarized to save "
-        f"context:\n{summary}\n</conversation-summary>"
-    )
-    return Message("user", [TextPart(text)])
+def settings_for(session: AgentSession) -> CompactionSettings:
+    window = catalog.describe(session.model, session.settings.provider).context_window
+    return CompactionSettings.from_config(session.llm, window)
 
 
 # -- estimates -----------------------------------------------------------------------------------
@@ -136,19 +106,19 @@ def estimate(request: ModelRequest) -> int:
 # -- the two steps -------------------------------------------------------------------------------
 
 
-async def fit(session: NativeSession, context: Message, sink: TurnSink) -> Usage:
+async def fit(session: AgentSession, context: Message, sink: TurnSink) -> Usage:
     """Compact the session's view when the next request would be too large; returns the usage
     of a summary call, if one was made."""
-    settings = session.compaction_settings()
-    before = estimate(session.request(context))
+    settings = settings_for(session)
+    before = estimate(build_request(session, context))
     if before <= settings.threshold * settings.window:
         return Usage()
     elide_tool_results(session.history, session.view, settings.keep_tool_results)
-    after = estimate(session.request(context))
+    after = estimate(build_request(session, context))
     usage = Usage()
     if after > settings.summarize_at * settings.window:
         usage = await summarize(session, settings)
-        after = estimate(session.request(context))
+        after = estimate(build_request(session, context))
     if after < before:
         sink.emit(Compaction(before=before, after=after))
     return usage
@@ -176,7 +146,7 @@ def choose_cut(history: list[Message], view: ContextView, budget: int) -> int:
     return starts[-1] if starts else view.summarized
 
 
-async def summarize(session: NativeSession, settings: CompactionSettings) -> Usage:
+async def summarize(session: AgentSession, settings: CompactionSettings) -> Usage:
     view = session.view
     cut = choose_cut(session.history, view, int(settings.window * settings.threshold / 2))
     if cut <= view.summarized:
@@ -213,7 +183,7 @@ def transcript(messages: list[Message], cap: int) -> str:
     return text[-cap:]
 
 
-async def complete(session: NativeSession, request: ModelRequest) -> tuple[str, Usage]:
+async def complete(session: AgentSession, request: ModelRequest) -> tuple[str, Usage]:
     """One model call collected into its text (a retried attempt starts the text afresh)."""
     text: list[str] = []
     usage = Usage()

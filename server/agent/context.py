@@ -13,17 +13,15 @@ import subprocess
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 
-from server.providers.messages import CONTEXT_TAG, Message, TextPart
+from server.agent.state import AgentSession
+from server.providers import images
+from server.providers.messages import CONTEXT_TAG, Message, ModelRequest, TextPart
 from server.skills import ACTIVE_KEY, summary_lines
 from server.tools.git_env import safe_env
 from server.turn import TurnSink
-
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
 
 SYSTEM_PROMPT = """\
 You are agentls, a coding agent working inside the user's editor on the workspace at {cwd}.
@@ -111,7 +109,7 @@ def system_prompt(cwd: Path, *, replace: str | None = None, append: str | None =
     return f"{base}\n{append}" if append else base
 
 
-def session_system_prompt(session: NativeSession, files: str = "") -> str:
+def session_system_prompt(session: AgentSession, files: str = "") -> str:
     """Our prompt with what this session can use (tools, skills, subagents, its role) and the
     instruction files, then the configured append. A configured replacement is used exactly as written, except by subagents:
     it was written for the agent the user talks to."""
@@ -132,7 +130,7 @@ def session_system_prompt(session: NativeSession, files: str = "") -> str:
     return "\n\n".join(parts) + "\n" + (f"\n{append}" if append else "")
 
 
-def configured_instructions(session: NativeSession, files: str = "") -> str:
+def configured_instructions(session: AgentSession, files: str = "") -> str:
     """What the user and the project tell the model to follow, for providers that write their
     own system prompt: a configured replacement prompt (not for subagents) or the instruction
     files (`files`, rendered), then the configured append."""
@@ -142,7 +140,24 @@ def configured_instructions(session: NativeSession, files: str = "") -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-async def prepare_call(session: NativeSession, sink: TurnSink) -> Message:
+def build_request(session: AgentSession, context: Message) -> ModelRequest:
+    """The next model call: the (compacted) history, then the per-call turn context."""
+    messages = session.view.messages(session.history)
+    if not images.can_see(session.model, session.settings.provider, session.vision_model):
+        messages = images.without_images(messages)
+    files = session.instructions.render() if session.instructions else ""  # once per call
+    return ModelRequest(
+        model=session.model,
+        system=session_system_prompt(session, files),
+        messages=[*messages, context],
+        tools=session.tool_specs(),
+        options=session.call_options(),
+        stable_prefix=len(messages),
+        instructions=configured_instructions(session, files),
+    )
+
+
+async def prepare_call(session: AgentSession, sink: TurnSink) -> Message:
     """Run before every model call: settle the model (vision routing, a pending switch) and
     build the call's ephemeral turn context."""
     session.apply_skill_model()

@@ -16,7 +16,6 @@ streamed is discarded, never written to the history, and the client is told with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from protocol.updates import (
     AgentMessageChunk,
@@ -30,7 +29,8 @@ from protocol.updates import (
 from protocol.updates import Usage as WireUsage
 from server.agent import compaction
 from server.agent.closing import ClosingSink, end_step
-from server.agent.context import prepare_call
+from server.agent.context import build_request, prepare_call
+from server.agent.state import AgentSession
 from server.agent.tool_calls import announce, run_tool_calls
 from server.providers.messages import (
     Finish,
@@ -49,9 +49,6 @@ from server.providers.messages import (
 from server.providers.retry import StreamRestart
 from server.turn import TurnOutcome, TurnSink
 
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
-
 STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
@@ -69,7 +66,7 @@ def wire_usage(usage: Usage) -> WireUsage:
     )
 
 
-async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> TurnOutcome:
+async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> TurnOutcome:
     # Routing first: a prompt whose image no model can read fails before touching the history.
     session.route_vision(sink, new_images=any(isinstance(p, ImagePart) for p in user.parts))
     session.history.append(user)
@@ -81,7 +78,7 @@ async def run_turn(session: NativeSession, user: Message, sink: TurnSink) -> Tur
     return TurnOutcome(stop, session.turn_usage)
 
 
-async def run_steps(session: NativeSession, sink: ClosingSink) -> StopReason:
+async def run_steps(session: AgentSession, sink: ClosingSink) -> StopReason:
     for step in range(1, session.max_steps + 1):
         start = len(session.history)
         try:
@@ -98,12 +95,12 @@ async def run_steps(session: NativeSession, sink: ClosingSink) -> StopReason:
     return "max_turn_requests"
 
 
-async def run_step(session: NativeSession, sink: TurnSink) -> tuple[Finish, list[ToolCallPart]]:
+async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[ToolCallPart]]:
     """One model call and the tool calls it asked for; `end_step` closes what it leaves open."""
     take_steers(session, sink)
     context = await prepare_call(session, sink)
     session.turn_usage += await compaction.fit(session, context, sink)
-    finish = await stream_reply(session, session.request(context), sink)
+    finish = await stream_reply(session, build_request(session, context), sink)
     session.turn_usage += finish.usage
     session.account(finish.usage)
     calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
@@ -112,12 +109,12 @@ async def run_step(session: NativeSession, sink: TurnSink) -> tuple[Finish, list
     return finish, calls
 
 
-async def more_input(session: NativeSession) -> bool:
+async def more_input(session: AgentSession) -> bool:
     """A steer that arrived late, or reports of background subagents, get a call of their own."""
     return bool(session.steers) or await session.background.report(session.history)
 
 
-def take_steers(session: NativeSession, sink: TurnSink) -> None:
+def take_steers(session: AgentSession, sink: TurnSink) -> None:
     while session.steers:
         text = session.steers.pop(0)
         session.history.append(Message("user", [TextPart(text)]))
@@ -139,7 +136,7 @@ class Reply:
         return Message("assistant", parts) if parts else None
 
 
-async def stream_reply(session: NativeSession, request: ModelRequest, sink: TurnSink) -> Finish:
+async def stream_reply(session: AgentSession, request: ModelRequest, sink: TurnSink) -> Finish:
     """Stream one model call into the history; the reply is recorded even when interrupted."""
     reply = Reply()
     finish = Finish("other", Usage())

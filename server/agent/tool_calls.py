@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from pydantic import ValidationError
@@ -16,14 +16,12 @@ from pydantic import ValidationError
 from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
 from server import permissions
-from server.policy.trust import is_trusted
+from server.agent.state import AgentSession
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
+from server.trust import is_trusted
 from server.turn import TurnSink, UserNotReachable
-
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +40,7 @@ def _read_only(tool: Tool, call: ToolCallPart) -> bool:
         return False  # run_one reports the bad arguments
 
 
-def announce(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> None:
+def announce(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> None:
     tool = session.tools.get(call.name)
     title, kind, locations = call.name, "other", None
     if tool:
@@ -66,7 +64,7 @@ def announce(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> None
 
 
 async def run_tool_calls(
-    session: NativeSession, calls: Sequence[ToolCallPart], sink: TurnSink
+    session: AgentSession, calls: Sequence[ToolCallPart], sink: TurnSink
 ) -> list[ToolResultPart]:
     """Read-only calls in a row run concurrently; others one at a time, in order. Their results
     follow the calls in the history, also when interrupted (the loop answers the calls left)."""
@@ -95,7 +93,7 @@ async def run_tool_calls(
     return answered
 
 
-async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) -> ToolResultPart:
+async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> ToolResultPart:
     def fail(message: str, status: str = "failed") -> ToolResultPart:
         sink.emit(ToolCallUpdate(tool_call_id=call.id, status=status, error=message))
         return ToolResultPart(call.id, call.name, message, is_error=True)
@@ -135,7 +133,7 @@ async def run_one(session: NativeSession, call: ToolCallPart, sink: TurnSink) ->
 
 
 async def _check_permission(
-    session: NativeSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
+    session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
 ) -> tuple[str | None, Any]:
     """(None, args to run with) when the call may run, else (the message the model gets, args)."""
     granted = skill_rules(session)
@@ -182,7 +180,7 @@ async def _check_permission(
     ), args
 
 
-def unavailable(session: NativeSession, name: str) -> str:
+def unavailable(session: AgentSession, name: str) -> str:
     known = ", ".join(sorted(session.tools))
     profile = session.delegation.profile if session.delegation else None
     if profile is not None:
@@ -190,7 +188,7 @@ def unavailable(session: NativeSession, name: str) -> str:
     return f"Unknown tool {name!r}. Available tools: {known}."
 
 
-def skill_rules(session: NativeSession) -> set[str]:
+def skill_rules(session: AgentSession) -> set[str]:
     """Allow rules from the `allowed-tools` of the skills active in this turn (a project's
     skills only in a trusted workspace); calls that always ask still ask."""
     ctx = session.tool_ctx

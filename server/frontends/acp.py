@@ -39,7 +39,8 @@ from server import __version__
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
 from server.frontends.acp_lines import MAX_LINE, CheckedLines
-from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError, SessionService
 from server.turn import UserNotReachable
 
 log = logging.getLogger(__name__)
@@ -333,7 +334,7 @@ class AcpDoor:
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:
             from server.mcp.config import from_acp
-            from server.mcp.doors import attach_servers
+            from server.sessions.mcp import attach_servers
 
             await self._call(attach_servers(self.service, session_id, from_acp(servers)))
 

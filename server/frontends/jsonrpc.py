@@ -46,7 +46,8 @@ from server.frontends.envelope import envelope_problem, error_reply, reply_id
 from server.frontends.lsp_frames import BadFrame, read_frames
 from server.frontends.stdio import StdinChunks
 from server.providers.registry import PROVIDERS
-from server.sessions.service import ClientCapabilities, ServiceError, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError, SessionService
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,7 @@ class Handlers:
 
     async def _attach_mcp(self, session_id: str, configs: dict[str, Any] | None) -> None:
         if configs:
-            from server.mcp.doors import attach_servers
+            from server.sessions.mcp import attach_servers
 
             servers = {name: c.to_wire() for name, c in configs.items()}
             await attach_servers(self.service, session_id, servers)
@@ -284,7 +285,7 @@ class Handlers:
         return list_skills(cwd, getattr(session and session.handle, "skills", None))
 
     async def subagents_list(self, p):
-        from server.agent.subagents import list_subagents
+        from server.agent.profiles import list_subagents
 
         session = self.service.get(p.session_id) if p.session_id else None
         cwd = session.cwd if session else Path(p.cwd)
@@ -292,7 +293,7 @@ class Handlers:
         return list_subagents(cwd, delegation.registry if delegation else None)
 
     async def mcp_list(self, p):
-        from server.mcp.doors import mcp_list
+        from server.sessions.mcp import mcp_list
 
         return await mcp_list(self.service, p)
 

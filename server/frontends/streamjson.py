@@ -52,7 +52,8 @@ from server.frontends.streamjson_input import (
     parse_line,
     tool_answer,
 )
-from server.sessions.service import ClientCapabilities, ServiceError
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import ServiceError
 
 log = logging.getLogger(__name__)
 
@@ -370,7 +371,7 @@ class StreamJsonDoor:
             self.model = model
             return {}
         if subtype == "mcp_status":
-            from server.mcp.doors import claude_statuses
+            from server.sessions.mcp import claude_statuses
 
             return {"mcpServers": claude_statuses(self.service.get(self.session_id), detailed=True)}
         return None
@@ -468,7 +469,7 @@ def agent_profiles(session: Any) -> list[Any]:
 def mcp_servers(session: Any) -> list[dict[str, Any]]:
     if getattr(session.handle, "mcp", None) is None:
         return []
-    from server.mcp.doors import claude_statuses
+    from server.sessions.mcp import claude_statuses
 
     return claude_statuses(session)
 

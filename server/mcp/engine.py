@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from server.agent.state import AgentSession
 from server.mcp.config import session_servers
 
 if TYPE_CHECKING:
-    from server.engines.native import NativeSession
     from server.mcp.pool import McpPool
 
 
@@ -21,17 +21,17 @@ class McpSupport:
     def __init__(self) -> None:
         self._pool: McpPool | None = None
 
-    async def open(self, session: NativeSession) -> None:
+    async def open(self, session: AgentSession) -> None:
         """Start the servers the session's configuration names and give it their tools."""
         config = session.spec.config
         await self._start(session, session_servers(config, session.spec.cwd))
 
-    async def attach(self, session: NativeSession, servers: Mapping[str, Any]) -> None:
+    async def attach(self, session: AgentSession, servers: Mapping[str, Any]) -> None:
         """Start servers a client passed for this session (`session/new`, ACP, stream-json)."""
         defaults = {"mcp": session.spec.config.get("mcp") or {}}
         await self._start(session, session_servers(defaults, session.spec.cwd, client=servers))
 
-    async def close(self, session: NativeSession) -> None:
+    async def close(self, session: AgentSession) -> None:
         if session.mcp is not None:
             await session.mcp.close()
 
@@ -39,7 +39,7 @@ class McpSupport:
         if self._pool is not None:
             await self._pool.close()
 
-    async def _start(self, session: NativeSession, configs: list[Any]) -> None:
+    async def _start(self, session: AgentSession, configs: list[Any]) -> None:
         if not configs:
             return
         from server.mcp.session import McpSessionServers, covered_tools

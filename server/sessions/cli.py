@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.sessions.store import JournalEntry, SessionRecord, Store, iso
+from server.sessions.store import JournalEntry, SessionRecord, Store
 from server.sessions.traces import TraceError, export_lines
+from server.timestamps import iso
 
 
 def build_parser() -> argparse.ArgumentParser:

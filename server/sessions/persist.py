@@ -4,19 +4,17 @@ a stored session is read back. Writes are queued (see store.py); reads run in a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from protocol.content import ImageContent, ResourceLink, TextContent
 from protocol.methods import PromptParams, PromptResult
+from server.sessions.model import ClientCapabilities, Session, Turn
 from server.sessions.store import JournalEntry, SessionRecord, Store
 
 EDITOR_TRUST = "workspaceTrusted"
 """Session state key: the editor vouched for the folder on `session/new`; a load keeps it."""
-
-if TYPE_CHECKING:
-    from server.sessions.service import ClientCapabilities, Session, Turn
 
 
 def prompt_text(params: PromptParams) -> str:

@@ -5,8 +5,6 @@ session service runs a turn it sets `current_turn` (a context variable, so concu
 mix); each model call then writes a `provider_request` and a `provider_response` trace row
 (every stream event, or the error that ended the call). Outside a traced turn the wrapper only
 passes through.
-
-`using_store` scopes which store newly created sessions may search (`search_sessions`).
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from server.providers.base import Provider, ProviderSettings
+from server.providers.codec import request_to_dict, to_dict
 from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
-from server.sessions.codec import request_to_dict, to_dict
 
 if TYPE_CHECKING:
     from server.sessions.store import Store
@@ -36,7 +34,6 @@ class TraceTarget:
 
 
 current_turn: ContextVar[TraceTarget | None] = ContextVar("agentls_trace_turn", default=None)
-_current_store: ContextVar[Store | None] = ContextVar("agentls_store", default=None)
 
 
 @contextmanager
@@ -46,22 +43,6 @@ def tracing(target: TraceTarget) -> Iterator[None]:
         yield
     finally:
         current_turn.reset(token)
-
-
-@contextmanager
-def using_store(store: Store | None) -> Iterator[None]:
-    token = _current_store.set(store)
-    try:
-        yield
-    finally:
-        _current_store.reset(token)
-
-
-def current_store() -> Store | None:
-    """The store of the service creating a session right now (or running the turn that
-    creates one, e.g. a subagent's), if it has one."""
-    target = current_turn.get()
-    return _current_store.get() or (target.store if target else None)
 
 
 class RecordingProvider:

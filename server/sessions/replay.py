@@ -27,7 +27,8 @@ from protocol.methods import (
 from server.engines.native import NativeEngine
 from server.providers.messages import ToolCallReady
 from server.providers.replay import RecordedCall, ReplayProvider
-from server.sessions.service import ClientCapabilities, SessionService
+from server.sessions.model import ClientCapabilities
+from server.sessions.service import SessionService
 from server.sessions.traces import SessionTrace, TraceError, TurnTrace
 
 

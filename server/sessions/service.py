@@ -15,9 +15,8 @@ import logging
 import time
 import uuid
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
@@ -56,8 +55,9 @@ from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
 from server.sessions.errors import ServiceError
+from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder
-from server.sessions.recording import TraceTarget, tracing, using_store
+from server.sessions.recording import TraceTarget, tracing
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
 from server.turn import SessionSpec, TurnInput, TurnOutcome, UserNotReachable
@@ -67,51 +67,6 @@ log = logging.getLogger(__name__)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 CLOSE_WAIT_S = 30.0
 """How long closing a session waits for its cancelled turn to write its end."""
-
-
-@dataclass(frozen=True)
-class ClientCapabilities:
-    questions: bool = False
-    permissions: bool = False
-    images: bool = False
-    diffs: bool = False
-
-
-class ClientChannel(Protocol):
-    """The front door's side: how the service reaches the connected client."""
-
-    capabilities: ClientCapabilities
-
-    def send_update(self, params: SessionUpdateParams) -> None: ...
-
-    async def request_permission(
-        self, params: RequestPermissionParams
-    ) -> RequestPermissionResult: ...
-
-    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult: ...
-
-
-@dataclass
-class Turn:
-    id: str
-    live: bool = True
-    scope: anyio.CancelScope | None = None
-    billed: ProviderUsage = field(default_factory=ProviderUsage)
-    """The usage of the model calls that finished (`step_finish`), for a turn that does not."""
-    ended: anyio.Event = field(default_factory=anyio.Event)
-    """Set once the turn's end is written and sent."""
-
-
-@dataclass
-class Session:
-    id: str
-    cwd: Path
-    config: dict[str, Any]
-    engine: EngineDriver
-    handle: Any
-    seq: int = 0
-    turn: Turn | None = None
-    updated_at: float = field(default_factory=time.time)
 
 
 class TurnSinkImpl:
@@ -214,11 +169,15 @@ class SessionService(StoredSessions):
         session_id = session_id or f"sess_{uuid.uuid4().hex[:16]}"
         mode = params.mode or config.get("permissions", {}).get("mode", "default")
         spec = SessionSpec(
-            session_id=session_id, cwd=cwd, config=config, mode=mode, subagent=params.subagent
+            session_id=session_id,
+            cwd=cwd,
+            config=config,
+            mode=mode,
+            subagent=params.subagent,
+            search=self.store,
         )
         try:
-            with using_store(self.store):
-                handle = await engine.create_session(spec)
+            handle = await engine.create_session(spec)
         except EngineError as exc:
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
         session = self._adopt(session_id, cwd, config, engine, handle)

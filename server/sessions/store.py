@@ -378,9 +378,3 @@ def decode_cursor(cursor: str) -> tuple[float, str]:
         return float(stamp), sid
     except (ValueError, UnicodeDecodeError) as exc:
         raise StoreError(f"malformed cursor {cursor!r}; pass a nextCursor unchanged") from exc
-
-
-def iso(ts: float) -> str:
-    """Seconds since the epoch as ISO 8601 UTC with milliseconds."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts))
-    return f"{stamp}.{int(ts * 1000) % 1000:03d}Z"

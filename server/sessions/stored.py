@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+import anyio
 
 from protocol import errors
 from protocol.methods import (
@@ -15,18 +17,50 @@ from protocol.methods import (
     SessionInfoResult,
     SessionSummary,
 )
-from protocol.updates import UPDATE_ADAPTER, ToolCall, ToolCallUpdate, TurnEnd
+from protocol.updates import UPDATE_ADAPTER, SessionUpdateKind, ToolCall, ToolCallUpdate, TurnEnd
 from server.agent import pairing
-from server.engines.base import EngineError
+from server.engines.base import EngineDriver, EngineError
 from server.sessions.errors import ServiceError
-from server.sessions.persist import EDITOR_TRUST
+from server.sessions.model import Session
+from server.sessions.persist import EDITOR_TRUST, Recorder
 from server.sessions.persist import snapshot as snapshot_of
-from server.sessions.recording import using_store
-from server.sessions.store import StoreError, iso
+from server.sessions.store import Store, StoreError
+from server.timestamps import iso
 from server.turn import SessionSpec
 
-if TYPE_CHECKING:
-    from server.sessions.service import Session, SessionService
+
+class ServiceParts(Protocol):
+    """What reading the store needs of the session service."""
+
+    sessions: dict[str, Session]
+    store: Store | None
+    recorder: Recorder | None
+    _restoring: anyio.Lock
+
+    def describe(self, session: Session) -> SessionInfoResult: ...
+
+    def _workspace(self, cwd: str) -> Path: ...
+
+    def _config(
+        self, cwd: Path, overrides: dict[str, Any], *, trusted: bool = False
+    ) -> dict[str, Any]: ...
+
+    def _engine(self, engine_id: str) -> EngineDriver: ...
+
+    def _adopt(
+        self, session_id: str, cwd: Path, config: dict[str, Any], engine: EngineDriver, handle: Any
+    ) -> Session: ...
+
+    def _deliver(
+        self, session: Session, turn_id: str, update: SessionUpdateKind, *, seq: int | None = None
+    ) -> int: ...
+
+    async def open_snapshot(
+        self, session_id: str, cwd: Path, engine_id: str, snapshot: dict[str, Any]
+    ) -> Session: ...
+
+    async def _restore(self, session_id: str) -> Session: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +101,7 @@ def unchanged(stored: dict[str, Any], restored: dict[str, Any] | None) -> int:
 class StoredSessions:
     """The part of the session service that reads the store."""
 
-    async def load(self: SessionService, session_id: str) -> SessionInfoResult:
+    async def load(self: ServiceParts, session_id: str) -> SessionInfoResult:
         """Open a stored session (restoring it if it is not in memory), replay its journal to
         the client as `session/update` events, and describe it."""
         session = self.sessions.get(session_id) or await self._restore(session_id)
@@ -90,7 +124,7 @@ class StoredSessions:
         return self.describe(session)
 
     async def open_snapshot(
-        self: SessionService, session_id: str, cwd: Path, engine_id: str, snapshot: dict[str, Any]
+        self: ServiceParts, session_id: str, cwd: Path, engine_id: str, snapshot: dict[str, Any]
     ) -> Session:
         """Bring a session back from an engine snapshot (its history, mode, rules, todos)."""
         cwd = self._workspace(str(cwd))
@@ -105,19 +139,19 @@ class StoredSessions:
             config=config,
             mode=mode,
             subagent=snapshot.get("subagent"),
+            search=self.store,
         )
         restore = getattr(engine, "restore", None)
         try:
-            with using_store(self.store):
-                if restore is not None:
-                    handle = await restore(spec, snapshot)
-                else:
-                    handle = await engine.create_session(spec)
+            if restore is not None:
+                handle = await restore(spec, snapshot)
+            else:
+                handle = await engine.create_session(spec)
         except EngineError as exc:
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
         return self._adopt(session_id, cwd, config, engine, handle)
 
-    async def _restore(self: SessionService, session_id: str) -> Session:
+    async def _restore(self: ServiceParts, session_id: str) -> Session:
         async with self._restoring:
             if session_id in self.sessions:
                 return self.sessions[session_id]
@@ -134,7 +168,7 @@ class StoredSessions:
             return session
 
     async def list(
-        self: SessionService, cwd: str | None, cursor: str | None, limit: int
+        self: ServiceParts, cwd: str | None, cursor: str | None, limit: int
     ) -> ListSessionsResult:
         """Stored sessions that ran a turn, newest first (only `cwd`'s when given)."""
         if self.recorder is None:
@@ -152,7 +186,7 @@ class StoredSessions:
         ]
         return ListSessionsResult(data=data, next_cursor=next_cursor)
 
-    async def search(self: SessionService, query: str, limit: int) -> SearchSessionsResult:
+    async def search(self: ServiceParts, query: str, limit: int) -> SearchSessionsResult:
         """Full-text search over every stored session's journal, best match first."""
         if self.recorder is None:
             return SearchSessionsResult(hits=[])

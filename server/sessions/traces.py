@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server.providers import codec
 from server.providers.replay import RecordedCall
-from server.sessions import codec
-from server.sessions.store import Store, iso
+from server.sessions.store import Store
+from server.timestamps import iso
 
 
 class TraceError(Exception):

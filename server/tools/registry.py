@@ -20,16 +20,19 @@ from .web_fetch import web_tools
 
 if TYPE_CHECKING:
     from server.skills import SkillCatalog
+    from server.turn import SessionSearch
 
 def builtin_tools(
     *,
     jobs: BackgroundJobs | None = None,
     config: dict[str, Any] | None = None,
     skills: SkillCatalog | None = None,
+    search: SessionSearch | None = None,
 ) -> list[Tool]:
     """One instance of each built-in tool the config enables, minus `tools.disallowed`; the
-    shell tools share `jobs` (default: `shell.JOBS`); `skill` comes with a skill catalog. The
-    `task` tools are bound to their session and added by the engine."""
+    shell tools share `jobs` (default: `shell.JOBS`); `skill` comes with a skill catalog,
+    `search_sessions` with a session search. The `task` tools are bound to their session and
+    added by the engine."""
     config = config or {}
     tools: list[Tool] = [
         ReadFile(),
@@ -46,7 +49,7 @@ def builtin_tools(
         TodoWrite(),
         AskUserQuestion(),
         *web_tools(config),
-        *session_tools(),
+        *session_tools(search),
         *([SkillTool(skills)] if skills is not None else []),
     ]
     off = disallowed(config)

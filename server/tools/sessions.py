@@ -2,8 +2,8 @@
 `allWorkspaces`, over every workspace's, which asks the user first (one repository's text must
 not pull another project's conversations into the model unnoticed).
 
-Offered only when the server stores sessions: the registry asks `session_tools()`, which finds
-the store of the session service creating the session.
+Offered only when the server stores sessions: the session service passes its store's search in
+the session's `SessionSpec`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 import anyio
 from pydantic import Field
 
-from server.sessions.store import Store, iso
+from server.timestamps import iso
+from server.turn import SessionSearch
 
 from .base import Tool, ToolContext, ToolInput
 
@@ -26,6 +27,7 @@ class SearchSessionsInput(ToolInput):
     allWorkspaces: bool = Field(
         False, description="Also search sessions of other workspaces (asks the user first)."
     )
+
 
 # Hits of other workspaces are dropped after the search: look this many times further.
 SCOPE_FACTOR = 10
@@ -47,7 +49,7 @@ class SearchSessions(Tool):
     read_only = True
     kind = "search"
 
-    def __init__(self, store: Store):
+    def __init__(self, store: SessionSearch):
         self.store = store
 
     def title(self, args: SearchSessionsInput) -> str:
@@ -75,7 +77,6 @@ class SearchSessions(Tool):
             ]
         }
 
-
     def _search(self, ctx: ToolContext, args: SearchSessionsInput) -> list:
         exclude = ctx.session_id or None
         if args.allWorkspaces:
@@ -99,8 +100,5 @@ def _real(path: str) -> Path | None:
         return None
 
 
-def session_tools() -> list[Tool]:
-    from server.sessions.recording import current_store
-
-    store = current_store()
-    return [SearchSessions(store)] if store is not None else []
+def session_tools(search: SessionSearch | None) -> list[Tool]:
+    return [SearchSessions(search)] if search is not None else []

@@ -1,5 +1,4 @@
-"""Normalized messages, stream events and model requests as JSON-able dicts, and the native
-engine's session snapshot.
+"""Normalized messages, stream events and model requests as JSON-able dicts.
 
 Every dict carries the dataclass's `kind`, so decoding needs no outside context. Thinking
 signatures survive the round trip: a restored conversation can be sent back to the provider.
@@ -8,9 +7,8 @@ signatures survive the round trip: a restored conversation can be sent back to t
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from server.agent import pairing
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -27,11 +25,6 @@ from server.providers.messages import (
     ToolResultPart,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from server.engines.native import NativeSession
-
-SNAPSHOT_VERSION = 1
 
 _PARTS: dict[str, type] = {
     "text": TextPart,
@@ -98,61 +91,3 @@ def request_to_dict(request: ModelRequest, *, reused: int = 0) -> dict[str, Any]
         "reused": reused,
         "messages": [message_to_dict(m) for m in request.messages[reused:]],
     }
-
-
-# -- the native engine's snapshot --------------------------------------------------------------
-
-
-def native_snapshot(session: NativeSession) -> dict[str, Any]:
-    """What resuming a native session needs, JSON-able."""
-    view = session.view
-    return {
-        "version": SNAPSHOT_VERSION,
-        "provider": session.settings.provider,
-        "model": session.settings.model,
-        "mode": session.permissions.mode,
-        "allowRules": sorted(session.permissions.allow_rules),
-        "denyRules": sorted(session.permissions.deny_rules),
-        "toolState": _jsonable(session.tool_ctx.state),
-        "view": {
-            "summary": view.summary,
-            "summarized": view.summarized,
-            "elided": sorted(view.elided),
-        },
-        "history": [message_to_dict(m) for m in session.history],
-    }
-
-
-def apply_native_snapshot(session: NativeSession, snapshot: dict[str, Any]) -> None:
-    """Put a snapshot's history, permissions and tool state back into a fresh session. A tool
-    call left without its result (by a turn interrupted before results were always written)
-    is answered as interrupted, so the history is one every provider accepts."""
-    session.history = [message_from_dict(m) for m in snapshot.get("history", [])]
-    mended = pairing.mend(session.history, pairing.STORED)
-    if snapshot.get("mode"):
-        session.permissions.mode = snapshot["mode"]
-    session.permissions.allow_rules = set(snapshot.get("allowRules", []))
-    session.permissions.deny_rules = set(snapshot.get("denyRules", []))
-    session.tool_ctx.state.update(snapshot.get("toolState") or {})
-    view = snapshot.get("view") or {}
-    session.view.summary = view.get("summary")
-    session.view.summarized = int(view.get("summarized") or 0)
-    for index in mended.inserted:  # a result joins its call's side of the summary boundary
-        if index <= session.view.summarized:
-            session.view.summarized += 1
-    session.view.elided = set(view.get("elided") or [])
-
-
-def _jsonable(state: dict[str, Any]) -> dict[str, Any]:
-    """Tool state minus anything that is not plain JSON (live handles never resume)."""
-    return {k: v for k, v in state.items() if _is_plain(v)}
-
-
-def _is_plain(value: Any) -> bool:
-    if value is None or isinstance(value, str | int | float | bool):
-        return True
-    if isinstance(value, list | tuple):
-        return all(_is_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
-    return False
