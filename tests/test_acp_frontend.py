@@ -370,3 +370,23 @@ async def test_an_engine_that_cannot_start_fails_session_new(tmp_path, workspace
         with pytest.raises(acp.RequestError) as failure:
             await conn.new_session(cwd=str(workspace), mcp_servers=[])
     assert "--engine-command" in str(failure.value)
+
+
+@pytest.mark.xfail(strict=True, reason="ACP lists no slash commands")
+async def test_the_command_list_has_model_and_the_users_skills(tmp_path, workspace, fake_llm):
+    skill = tmp_path / ".agentls" / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: greet\ndescription: Say hello to someone.\n---\nSay hello to $1.\n")
+    hidden = tmp_path / ".agentls" / "skills" / "quiet" / "SKILL.md"
+    hidden.parent.mkdir(parents=True)
+    hidden.write_text(
+        "---\nname: quiet\ndescription: Model only.\nuser-invocable: false\n---\nShh.\n"
+    )
+    editor = Editor()
+    async with agentls_acp(tmp_path, fake_env(tmp_path, fake_llm), editor) as (conn, _):
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        update = await editor.wait_for("available_commands_update")
+    commands = {c.name: c for c in update.available_commands}
+    assert "greet" in commands and "quiet" not in commands
+    assert commands["greet"].description == "Say hello to someone."
+    assert commands["model"].input.root.hint
