@@ -372,7 +372,6 @@ async def test_an_engine_that_cannot_start_fails_session_new(tmp_path, workspace
     assert "--engine-command" in str(failure.value)
 
 
-@pytest.mark.xfail(strict=True, reason="ACP lists no slash commands")
 async def test_the_command_list_has_model_and_the_users_skills(tmp_path, workspace, fake_llm):
     skill = tmp_path / ".agentls" / "skills" / "greet" / "SKILL.md"
     skill.parent.mkdir(parents=True)

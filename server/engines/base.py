@@ -8,9 +8,14 @@ half for engines that must also tell a peer process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from protocol.methods import McpServerInfo
+from server.agent.profiles import ProfileRegistry
+from server.skills import SkillCatalog
+from server.tools.base import FileAccess
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 
@@ -23,6 +28,33 @@ class EngineCapabilities:
     images: bool = True
     thinking: bool = True
     steer: bool = True
+
+
+@dataclass(frozen=True)
+class Command:
+    """A slash command a prompt may start with."""
+
+    name: str
+    description: str
+    hint: str = ""
+    """What goes after the name, for the client's picker (e.g. `<model id> [prompt]`)."""
+
+
+@dataclass
+class SessionOffer:
+    """What a session offers besides running turns: one catalogue for every front door."""
+
+    tools: list[str] = field(default_factory=list)
+    """Our names of the tools the model may call."""
+    commands: list[Command] = field(default_factory=list)
+    skills: SkillCatalog | None = None
+    profiles: ProfileRegistry | None = None
+    """The subagent profiles the session may start."""
+    mcp: list[McpServerInfo] | None = None
+    """The session's MCP servers; None when the engine runs none."""
+    use_editor_files: Callable[[FileAccess], None] | None = None
+    """Routes the session's file tools through the editor first (ACP `fs/*`); None when the
+    engine's tools do not run here."""
 
 
 class EngineDriver(Protocol):
@@ -40,6 +72,8 @@ class EngineDriver(Protocol):
     def set_model(self, handle: Any, model: str) -> None: ...
 
     def set_mode(self, handle: Any, mode: str) -> None: ...
+
+    def offers(self, handle: Any) -> SessionOffer: ...
 
     def describe(self, handle: Any) -> dict[str, str]:
         """`{"provider", "model", "mode"}` of the session as it stands."""

@@ -23,7 +23,7 @@ from server.agent.profiles import Profile, ProfileRegistry
 from server.agent.snapshot import apply_native_snapshot, native_snapshot
 from server.agent.state import AgentSession, ProviderFactory
 from server.agent.task import task_tools
-from server.engines.base import EngineCapabilities, EngineError
+from server.engines.base import Command, EngineCapabilities, EngineError, SessionOffer
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
@@ -41,11 +41,13 @@ from server.skills import (
     expand_command,
     parse_command,
 )
-from server.tools.base import Tool, ToolContext
+from server.tools.base import FileAccess, Tool, ToolContext
 from server.tools.names import disallowed
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 log = logging.getLogger(__name__)
+
+MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<model id> [prompt]")
 
 
 class NativeEngine:
@@ -177,6 +179,24 @@ class NativeEngine:
         if mode not in MODES:
             raise EngineError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
         handle.permissions.mode = mode
+
+    def offers(self, handle: AgentSession) -> SessionOffer:
+        skills = handle.skills
+        commands = [MODEL_COMMAND]
+        commands += [Command(s.name, s.description) for s in skills.commands()] if skills else []
+        delegation = handle.delegation
+
+        def use_editor_files(files: FileAccess) -> None:
+            handle.tool_ctx.files = files
+
+        return SessionOffer(
+            tools=list(handle.tools),
+            commands=commands,
+            skills=skills,
+            profiles=delegation.registry if delegation else None,
+            mcp=handle.mcp.describe() if handle.mcp is not None else None,
+            use_editor_files=use_editor_files,
+        )
 
     def describe(self, handle: AgentSession) -> dict[str, str]:
         return {

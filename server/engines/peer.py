@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from server.engines.base import EngineCapabilities, EngineError
+from server.engines.base import EngineCapabilities, EngineError, SessionOffer
 from server.tools.spawn import group_options, kill_group, marked, started
 from server.turn import SessionSpec, TurnSink
 
@@ -204,6 +204,10 @@ class ExternalEngine:
     async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> Any:
         """A new agent process that resumes the stored conversation when its id is known."""
         return await self._start(spec, resume=snapshot.get(self.resume_key))
+
+    def offers(self, handle: Any) -> SessionOffer:
+        """The other agent's tools and commands are its own; none are listed here."""
+        return SessionOffer()
 
     def steer(self, handle: Any, text: str) -> None:
         raise EngineError(

@@ -326,10 +326,10 @@ class AcpDoor:
         fs = self.client.fs
         read, write = bool(fs and fs.read_text_file), bool(fs and fs.write_text_file)
         session = self.service.sessions.get(session_id)
-        tool_ctx = getattr(session.handle, "tool_ctx", None) if session else None
-        if tool_ctx is None or not (read or write):
+        use = self.service.offer(session_id).use_editor_files if session else None
+        if use is None or not (read or write):
             return
-        tool_ctx.files = EditorFiles(self.conn, session_id, session.cwd, read=read, write=write)
+        use(EditorFiles(self.conn, session_id, session.cwd, read=read, write=write))
 
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:
@@ -360,12 +360,17 @@ class AcpDoor:
 
 
 def available_commands(service: SessionService, session_id: str) -> list[schema.AvailableCommand]:
-    """Slash commands for the client's picker: one per skill of the session.
-
-    Skills are not built yet; when `server/skills.py` lands, list the session's skills here as
-    `AvailableCommand(name=skill.name, description=skill.description)`.
-    """
-    return []
+    """Slash commands for the client's picker: `/model` and the session's user-invocable skills."""
+    return [
+        schema.AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=schema.AvailableCommandInput(root=schema.UnstructuredCommandInput(hint=c.hint))
+            if c.hint
+            else None,
+        )
+        for c in service.offer(session_id).commands
+    ]
 
 
 SIGNAL_GRACE = 30.0

@@ -282,15 +282,14 @@ class Handlers:
 
         session = self.service.get(p.session_id) if p.session_id else None
         cwd = session.cwd if session else Path(p.cwd)
-        return list_skills(cwd, getattr(session and session.handle, "skills", None))
+        return list_skills(cwd, self.service.offer(session.id).skills if session else None)
 
     async def subagents_list(self, p):
         from server.agent.profiles import list_subagents
 
         session = self.service.get(p.session_id) if p.session_id else None
         cwd = session.cwd if session else Path(p.cwd)
-        delegation = getattr(session and session.handle, "delegation", None)
-        return list_subagents(cwd, delegation.registry if delegation else None)
+        return list_subagents(cwd, self.service.offer(session.id).profiles if session else None)
 
     async def mcp_list(self, p):
         from server.sessions.mcp import mcp_list

@@ -31,6 +31,8 @@ from protocol.methods import (
     RequestPermissionResult,
     SessionUpdateParams,
 )
+from server.agent.profiles import Profile
+from server.engines.base import SessionOffer
 from server.frontends.stdio import StdinChunks, read_lines
 from server.frontends.streamjson_frames import (
     DIALECT_VERSION,
@@ -339,7 +341,7 @@ class StreamJsonDoor:
 
     def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
         if subtype == "initialize":
-            session = self.service.get(self.session_id)
+            offer = self.service.offer(self.session_id)
             models = [
                 {"value": m.model_id, "displayName": m.name, "description": m.provider}
                 for m in self.service.describe(
@@ -349,12 +351,10 @@ class StreamJsonDoor:
             return {
                 "commands": [
                     {"name": c.name, "description": c.description, "argumentHint": ""}
-                    for c in slash_commands(session)
+                    for c in offer.commands
                 ],
                 "models": models,
-                "agents": [
-                    {"name": p.name, "description": p.description} for p in agent_profiles(session)
-                ],
+                "agents": [{"name": p.name, "description": p.description} for p in profiles(offer)],
                 "output_style": "default",
                 "available_output_styles": ["default"],
                 "pid": os.getpid(),
@@ -373,7 +373,8 @@ class StreamJsonDoor:
         if subtype == "mcp_status":
             from server.sessions.mcp import claude_statuses
 
-            return {"mcpServers": claude_statuses(self.service.get(self.session_id), detailed=True)}
+            offer = self.service.offer(self.session_id)
+            return {"mcpServers": claude_statuses(offer.mcp or [], detailed=True)}
         return None
 
     # -- turns ---------------------------------------------------------------------------
@@ -386,6 +387,7 @@ class StreamJsonDoor:
     async def turn(self, blocks: list[dict[str, Any]]) -> None:
         session = self.service.get(self.session_id)
         info = self.service.describe(session)
+        offer = self.service.offer(self.session_id)
         self.model = info.model
         self.write(
             {
@@ -393,16 +395,16 @@ class StreamJsonDoor:
                 "subtype": "init",
                 "cwd": str(session.cwd),
                 "session_id": self.session_id,
-                "tools": tool_names(session),
-                "mcp_servers": mcp_servers(session),
+                "tools": [cc_tool_name(name) for name in offer.tools],
+                "mcp_servers": mcp_servers(offer),
                 "model": info.model,
                 "permissionMode": info.modes.current_mode_id,
-                "slash_commands": [c.name for c in slash_commands(session)],
+                "slash_commands": [c.name for c in offer.commands],
                 "apiKeySource": "none",
                 "claude_code_version": DIALECT_VERSION,
                 "output_style": "default",
-                "agents": [p.name for p in agent_profiles(session)],
-                "skills": skill_names(session),
+                "agents": [p.name for p in profiles(offer)],
+                "skills": [s.name for s in offer.skills.skills] if offer.skills else [],
                 "plugins": [],
                 "uuid": new_uuid(),
             }
@@ -441,41 +443,16 @@ class StreamJsonDoor:
         return 1 if result["is_error"] else 0
 
 
-@dataclass(frozen=True)
-class Command:
-    name: str
-    description: str
+def profiles(offer: SessionOffer) -> list[Profile]:
+    return offer.profiles.profiles if offer.profiles else []
 
 
-def slash_commands(session: Any) -> list[Command]:
-    """`/model` and the user-invocable skills of a native session (other engines: none)."""
-    skills = getattr(session.handle, "skills", None)
-    if skills is None:
-        return []
-    model = Command("model", "Switch the model: /model <id> [prompt]")
-    return [model, *(Command(s.name, s.description) for s in skills.commands())]
-
-
-def skill_names(session: Any) -> list[str]:
-    skills = getattr(session.handle, "skills", None)
-    return [s.name for s in skills.skills] if skills else []
-
-
-def agent_profiles(session: Any) -> list[Any]:
-    delegation = getattr(session.handle, "delegation", None)
-    return delegation.registry.profiles if delegation else []
-
-
-def mcp_servers(session: Any) -> list[dict[str, Any]]:
-    if getattr(session.handle, "mcp", None) is None:
+def mcp_servers(offer: SessionOffer) -> list[dict[str, Any]]:
+    if not offer.mcp:
         return []
     from server.sessions.mcp import claude_statuses
 
-    return claude_statuses(session)
-
-
-def tool_names(session: Any) -> list[str]:
-    return [cc_tool_name(name) for name in getattr(session.handle, "tools", {})]
+    return claude_statuses(offer.mcp)
 
 
 def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:

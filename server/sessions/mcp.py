@@ -42,14 +42,9 @@ async def attach_servers(service: Any, session_id: str, servers: Mapping[str, An
     await attach(session.handle, dict(servers))
 
 
-def session_infos(session: Any) -> list[McpServerInfo]:
-    servers = getattr(session.handle, "mcp", None)
-    return servers.describe() if servers is not None else []
-
-
 async def mcp_list(service: Any, params: McpListParams) -> McpListResult:
     if params.session_id:
-        return McpListResult(servers=session_infos(service.get(params.session_id)))
+        return McpListResult(servers=service.offer(params.session_id).mcp or [])
     cwd = Path(params.cwd or "")
     if not cwd.is_absolute() or not cwd.is_dir():
         raise ServiceError(
@@ -77,11 +72,11 @@ def configured(configs: list[ServerConfig]) -> list[McpServerInfo]:
     ]
 
 
-def claude_statuses(session: Any, *, detailed: bool = False) -> list[dict[str, Any]]:
+def claude_statuses(infos: list[McpServerInfo], *, detailed: bool = False) -> list[dict[str, Any]]:
     """The session's servers for stream-json: `system/init` (`detailed=False`) and the
     `mcp_status` control response."""
     out = []
-    for info in session_infos(session):
+    for info in infos:
         entry: dict[str, Any] = {"name": info.name, "status": CLAUDE_STATUS[info.status]}
         if detailed:
             if info.server_info:

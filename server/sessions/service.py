@@ -49,7 +49,7 @@ from protocol.updates import (
 )
 from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
-from server.engines.base import EngineDriver, EngineError
+from server.engines.base import EngineDriver, EngineError, SessionOffer
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
@@ -243,6 +243,11 @@ class SessionService(StoredSessions):
         if session is None:
             raise ServiceError(errors.SESSION_NOT_FOUND, f"unknown session {session_id!r}")
         return session
+
+    def offer(self, session_id: str) -> SessionOffer:
+        """What the session offers besides turns (tools, commands, skills, profiles, MCP)."""
+        session = self.get(session_id)
+        return session.engine.offers(session.handle)
 
     async def close(self, session_id: str) -> None:
         """Cancel the running turn and wait for its end to be written (so a store closed after

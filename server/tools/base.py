@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +31,15 @@ class ToolError(Exception):
 
 class ToolInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class FileAccess(Protocol):
+    """Files as another party holds them (the editor's buffers). `read_text` gives None and
+    `write_text` False when the file is not there; the tools then use the disk."""
+
+    async def read_text(self, path: Path) -> str | None: ...
+
+    async def write_text(self, path: Path, text: str) -> bool: ...
 
 
 @dataclass
@@ -69,10 +78,8 @@ class ToolContext:
     shared: set[Path] = field(default_factory=set)
     """Those of `judged` that already had more than one hard link when judged (the check asked
     about them); a write finding another one linked is refused."""
-    files: Any = None
-    """Where file tools read and write first, e.g. the editor's buffers over ACP: an object with
-    `async read_text(path) -> str | None` (None: not available there, use the disk) and
-    `async write_text(path, text) -> bool` (False: not written there, use the disk)."""
+    files: FileAccess | None = None
+    """Where file tools read and write first, e.g. the editor's buffers over ACP."""
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()
