@@ -5,7 +5,7 @@ Clients must ignore kinds they do not know.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, TypeAdapter
 
@@ -263,3 +263,26 @@ SessionUpdateKind = Annotated[
 ]
 
 UPDATE_ADAPTER: TypeAdapter[SessionUpdateKind] = TypeAdapter(SessionUpdateKind)
+
+UpdateKind = Literal[
+    "user_message_chunk",
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "tool_call_update",
+    "step_finish",
+    "plan",
+    "question",
+    "permission",
+    "subagent",
+    "model_switched",
+    "compaction",
+    "stream_retry",
+    "mcp_status",
+    "workspace_trust",
+    "store_warning",
+    "turn_end",
+]
+"""The `kind` of each member of `SessionUpdateKind`, for code that switches on stored updates
+(JSON) without parsing them; a `match` over it with `assert_never` is checked exhaustive."""
+UPDATE_KINDS: frozenset[str] = frozenset(get_args(UpdateKind))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 import pytest
 
 from protocol.methods import BY_NAME, METHODS
 from protocol.schema import REGENERATE, SCHEMA_PATH, render
-from protocol.updates import SessionUpdateKind
+from protocol.updates import UPDATE_KINDS, SessionUpdateKind
 from server.frontends.jsonrpc import Handlers, handler_name
 
 FIXTURES = sorted((Path(__file__).parents[1] / "protocol" / "fixtures").glob("*.json"))
@@ -50,3 +51,8 @@ def test_every_client_method_has_exactly_one_handler():
     names = {handler_name(m) for m in METHODS if m.direction == "client_to_server"}
     defined = {n for n in vars(Handlers) if not n.startswith("_")}
     assert names == defined
+
+
+def test_the_kind_names_are_the_update_union():
+    members = typing.get_args(typing.get_args(SessionUpdateKind)[0])
+    assert {m.model_fields["kind"].default for m in members} == set(UPDATE_KINDS)

@@ -12,10 +12,29 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.methods import AskQuestionResult, RequestPermissionResult
-from protocol.updates import SubagentUpdate, ToolCall, ToolCallUpdate
+from protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Compaction,
+    McpStatus,
+    ModelSwitched,
+    PermissionNote,
+    Plan,
+    QuestionNote,
+    SessionUpdateKind,
+    StepFinish,
+    StoreWarning,
+    StreamRetry,
+    SubagentUpdate,
+    ToolCall,
+    ToolCallUpdate,
+    TurnEnd,
+    UserMessageChunk,
+    WorkspaceTrust,
+)
 from server.agent.delegation import TASK_TOOLS, Background, Delegation, Report, Status
 from server.agent.loop import run_turn
 from server.agent.profiles import SUMMARY_LIMIT, Profile
@@ -120,19 +139,39 @@ class SubagentSink:
             )
         )
 
-    def emit(self, update: Any) -> None:
-        if isinstance(update, ToolCall):
-            self._titles[update.tool_call_id] = update.title
-            if update.tool_kind in EDIT_KINDS and update.locations:
-                self._edits[update.tool_call_id] = [loc.path for loc in update.locations]
-            self.parent.emit(self.nested(update))
-            self.status("running", update.title)
-        elif isinstance(update, ToolCallUpdate):
-            self.parent.emit(self.nested(update))
-            self._on_tool_update(update)
-        elif isinstance(update, SubagentUpdate):
-            # a nested subagent shows up under its own task call, named as the parent sees it
-            self.parent.emit(update.model_copy(update={"id": self.nested_id(update.id)}))
+    def emit(self, update: SessionUpdateKind) -> None:
+        match update:
+            case ToolCall():
+                self._titles[update.tool_call_id] = update.title
+                if update.tool_kind in EDIT_KINDS and update.locations:
+                    self._edits[update.tool_call_id] = [loc.path for loc in update.locations]
+                self.parent.emit(self.nested(update))
+                self.status("running", update.title)
+            case ToolCallUpdate():
+                self.parent.emit(self.nested(update))
+                self._on_tool_update(update)
+            case SubagentUpdate():
+                # a nested subagent shows up under its own task call, named as the parent sees it
+                self.parent.emit(update.model_copy(update={"id": self.nested_id(update.id)}))
+            case (
+                AgentMessageChunk()
+                | AgentThoughtChunk()
+                | UserMessageChunk()
+                | StepFinish()
+                | Plan()
+                | ModelSwitched()
+                | Compaction()
+                | StreamRetry()
+                | McpStatus()
+                | WorkspaceTrust()
+                | StoreWarning()
+                | TurnEnd()
+            ):
+                pass  # the subagent's own: its report sums them up
+            case PermissionNote() | QuestionNote():
+                pass  # the parent's sink notes them when it asks the user
+            case _:
+                assert_never(update)
 
     def nested(self, update: ToolCall | ToolCallUpdate) -> Any:
         """The update as the parent turn sees it: ids under this task call's id."""

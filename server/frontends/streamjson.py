@@ -129,7 +129,7 @@ class StreamJsonDoor:
     def send_update(self, params: SessionUpdateParams) -> None:
         if self.frames is None:
             return
-        for frame in self.frames.on_update(params.update.to_wire()):
+        for frame in self.frames.on_update(params.update):
             self.write(frame)
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:

@@ -5,9 +5,29 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.methods import PromptResult
+from protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Compaction,
+    McpStatus,
+    ModelSwitched,
+    PermissionNote,
+    Plan,
+    QuestionNote,
+    SessionUpdateKind,
+    StepFinish,
+    StoreWarning,
+    StreamRetry,
+    SubagentUpdate,
+    ToolCall,
+    ToolCallUpdate,
+    TurnEnd,
+    UserMessageChunk,
+    WorkspaceTrust,
+)
 from server.tools.names import CLAUDE_CODE_NAMES
 
 DIALECT_VERSION = "2.1.0"
@@ -58,10 +78,45 @@ class TurnFrames:
             "uuid": new_uuid(),
         }
 
-    def on_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:
-        kind = update["kind"]
-        handler = getattr(self, f"_on_{kind}", None)
-        return handler(update) if handler else []
+    def on_update(self, update: SessionUpdateKind) -> list[dict[str, Any]]:
+        wire = update.to_wire()
+        match update:
+            case AgentMessageChunk():
+                return self._on_agent_message_chunk(wire)
+            case AgentThoughtChunk():
+                return self._on_agent_thought_chunk(wire)
+            case ToolCall():
+                return self._on_tool_call(wire)
+            case ToolCallUpdate():
+                return self._on_tool_call_update(wire)
+            case StepFinish():
+                return self._on_step_finish(wire)
+            case WorkspaceTrust():
+                return self._on_workspace_trust(wire)
+            case StoreWarning():
+                return self._on_store_warning(wire)
+            case Compaction(before=before):
+                metadata = {"trigger": "auto", "pre_tokens": before}
+                return [self._system("compact_boundary", {"compact_metadata": metadata})]
+            case ModelSwitched(model=model):
+                self.model = model  # the next assistant messages name it
+                return []
+            case Plan():
+                return []  # the todo_write call that made it is already a tool_use
+            case PermissionNote() | QuestionNote():
+                return []  # asked as `can_use_tool` control requests; denials go in the result
+            case SubagentUpdate():
+                return []  # a subagent's calls are shown under the task's tool_use
+            case UserMessageChunk() | StreamRetry() | McpStatus():
+                return []  # Claude Code has no frame for them inside a turn
+            case TurnEnd():
+                return []  # the turn's `result` frame is built from the prompt's outcome
+            case _:
+                assert_never(update)
+
+    def _system(self, subtype: str, fields: dict[str, Any]) -> dict[str, Any]:
+        frame = {"type": "system", "subtype": subtype, **fields}
+        return {**frame, "session_id": self.session_id, "uuid": new_uuid()}
 
     # -- assistant output ----------------------------------------------------------------
 
@@ -133,13 +188,11 @@ class TurnFrames:
 
     def _on_workspace_trust(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         note = {k: update[k] for k in ("trusted", "cwd", "ignored")}
-        frame = {"type": "system", "subtype": "workspace_trust", **note}
-        return [{**frame, "session_id": self.session_id, "uuid": new_uuid()}]
+        return [self._system("workspace_trust", note)]
 
     def _on_store_warning(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         note = {"error": update["error"], "pending": update["pending"]}
-        frame = {"type": "system", "subtype": "store_warning", **note}
-        return [{**frame, "session_id": self.session_id, "uuid": new_uuid()}]
+        return [self._system("store_warning", note)]
 
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1

@@ -16,8 +16,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never, cast
 
+from protocol.updates import UPDATE_KINDS, UpdateKind
 from server.sessions.store import JournalEntry, SessionRecord, Store
 from server.sessions.traces import TraceError, export_lines
 from server.timestamps import iso
@@ -173,27 +174,44 @@ def render_entry(entry: JournalEntry, titles: dict[str, str]) -> str:
     """One journal entry as a line or a few; `titles` names tool calls by id."""
     u = entry.update
     kind = u.get("kind")
-    if kind == "user_message_chunk":
-        return "\n".join("> " + line for line in u.get("text", "").splitlines() or [""])
-    if kind == "agent_message_chunk":
-        return u.get("text", "")
-    if kind == "agent_thought_chunk":
-        return "  (thinking) " + _clip(u.get("text", ""))
-    if kind == "tool_call":
-        return f"  [{u.get('name')}] {u.get('title')}"
-    if kind == "tool_call_update":
-        error = f": {_clip(u['error'])}" if u.get("error") else ""
-        title = titles.get(u.get("toolCallId"), u.get("toolCallId"))
-        return f"    {title} -> {u.get('status')}{error}"
-    if kind == "plan":
-        marks = {"completed": "x", "in_progress": ">", "cancelled": "-"}
-        return "\n".join(
-            f"  [{marks.get(e.get('status'), ' ')}] {e.get('content')}" for e in u["entries"]
-        )
-    if kind == "turn_end":
-        error = f": {u['error']}" if u.get("error") else ""
-        return f"── {u.get('terminal')} ({u.get('stopReason')}){error}"
-    return f"  ({kind})"
+    if kind not in UPDATE_KINDS:
+        return f"  ({kind})"
+    match cast(UpdateKind, kind):
+        case "user_message_chunk":
+            return "\n".join("> " + line for line in u.get("text", "").splitlines() or [""])
+        case "agent_message_chunk":
+            return u.get("text", "")
+        case "agent_thought_chunk":
+            return "  (thinking) " + _clip(u.get("text", ""))
+        case "tool_call":
+            return f"  [{u.get('name')}] {u.get('title')}"
+        case "tool_call_update":
+            error = f": {_clip(u['error'])}" if u.get("error") else ""
+            title = titles.get(u.get("toolCallId", ""), u.get("toolCallId"))
+            return f"    {title} -> {u.get('status')}{error}"
+        case "plan":
+            marks = {"completed": "x", "in_progress": ">", "cancelled": "-"}
+            return "\n".join(
+                f"  [{marks.get(e.get('status'), ' ')}] {e.get('content')}" for e in u["entries"]
+            )
+        case "turn_end":
+            error = f": {u['error']}" if u.get("error") else ""
+            return f"── {u.get('terminal')} ({u.get('stopReason')}){error}"
+        case (
+            "step_finish"
+            | "question"
+            | "permission"
+            | "subagent"
+            | "model_switched"
+            | "compaction"
+            | "stream_retry"
+            | "mcp_status"
+            | "workspace_trust"
+            | "store_warning"
+        ):
+            return f"  ({kind})"
+        case unknown:
+            assert_never(unknown)
 
 
 def render_report(report: Any, *, kept: bool) -> str:

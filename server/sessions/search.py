@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never, cast
+
+from protocol.updates import UPDATE_KINDS, UpdateKind
 
 FENCE = "\u2063"
 MARK = "**"
@@ -84,14 +86,31 @@ def _hit(row: Any) -> Hit:
 def entry_text(update: dict[str, Any]) -> str:
     """The searchable text of a journal entry ('' for entries without any)."""
     kind = update.get("kind")
-    if kind in ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk"):
-        return update.get("text", "")
-    if kind == "tool_call":
-        return update.get("title", "")
-    if kind == "plan":
-        return "\n".join(e.get("content", "") for e in update.get("entries", []))
-    if kind == "question":
-        return "\n".join(q.get("question", "") for q in update.get("questions", []))
-    if kind == "subagent":
-        return update.get("summary") or ""
-    return ""
+    if kind not in UPDATE_KINDS:
+        return ""
+    match cast(UpdateKind, kind):
+        case "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk":
+            return update.get("text", "")
+        case "tool_call":
+            return update.get("title", "")
+        case "plan":
+            return "\n".join(e.get("content", "") for e in update.get("entries", []))
+        case "question":
+            return "\n".join(q.get("question", "") for q in update.get("questions", []))
+        case "subagent":
+            return update.get("summary") or ""
+        case (
+            "tool_call_update"
+            | "step_finish"
+            | "permission"
+            | "model_switched"
+            | "compaction"
+            | "stream_retry"
+            | "mcp_status"
+            | "workspace_trust"
+            | "store_warning"
+            | "turn_end"
+        ):
+            return ""
+        case unknown:
+            assert_never(unknown)

@@ -11,24 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never, cast
 
-from protocol.updates import TurnEnd, Usage
+from protocol.updates import UPDATE_KINDS, TurnEnd, UpdateKind, Usage
 from server.sessions.search import entry_text, index_text
 
-ROLES = {
-    "user_message_chunk": "user",
-    "agent_message_chunk": "assistant",
-    "agent_thought_chunk": "thinking",
-    "tool_call": "tool",
-    "tool_call_update": "tool",
-    "plan": "plan",
-    "question": "event",
-    "subagent": "event",
-    "model_switched": "event",
-    "compaction": "event",
-    "turn_end": "event",
-}
 RUN_KINDS = ("agent_message_chunk", "agent_thought_chunk")
 INTERRUPTED = "the server stopped before this turn finished"
 _ENDED_KEPT = 10_000
@@ -38,16 +25,37 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def journaled(update: dict[str, Any]) -> bool:
-    """Whether the user would see this update in a replayed session (progress is left out)."""
+def journal_role(update: dict[str, Any]) -> str | None:
+    """The journal role of a stored update a replayed session shows; None for progress,
+    notes and kinds this version does not know."""
     kind = update.get("kind")
-    if kind == "tool_call_update":
-        return update.get("status") != "in_progress"
-    if kind == "question":
-        return update.get("outcome") is not None
-    if kind == "subagent":
-        return update.get("status") != "running"
-    return kind in ROLES
+    if kind not in UPDATE_KINDS:
+        return None
+    match cast(UpdateKind, kind):
+        case "user_message_chunk":
+            return "user"
+        case "agent_message_chunk":
+            return "assistant"
+        case "agent_thought_chunk":
+            return "thinking"
+        case "tool_call":
+            return "tool"
+        case "tool_call_update":
+            return None if update.get("status") == "in_progress" else "tool"
+        case "plan":
+            return "plan"
+        case "question":
+            return None if update.get("outcome") is None else "event"
+        case "subagent":
+            return None if update.get("status") == "running" else "event"
+        case "model_switched" | "compaction" | "turn_end":
+            return "event"
+        case "step_finish" | "stream_retry" | "permission" | "mcp_status":
+            return None  # progress: the cards and text it is about are journaled
+        case "workspace_trust" | "store_warning":
+            return None  # notes about the session's state, not part of the conversation
+        case unknown:
+            assert_never(unknown)
 
 
 @dataclass
@@ -232,7 +240,7 @@ class Writer:
             run.dirty = True
         else:
             wire = update if isinstance(update, dict) else update.to_wire()
-            if journaled(wire):
+            if journal_role(wire) is not None:
                 self._insert(sid, tid, ts, wire, seq=seq)
 
     def _insert(
@@ -245,7 +253,7 @@ class Writer:
         open_run: bool = False,
         seq: int | None = None,
     ) -> int:
-        role = ROLES.get(entry.get("kind", ""), "event")
+        role = journal_role(entry) or "event"
         cursor = self.conn.execute(
             "INSERT INTO journal (session_id, turn_id, ts, role, entry, open, seq) "
             "VALUES (?,?,?,?,?,?,?)",
