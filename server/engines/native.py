@@ -1,8 +1,8 @@
 """The native engine: agentls's own agent loop (`server.agent`) over a provider and the built-in
 tools, behind the engine contract. Each session's state is a `server.agent.state.AgentSession`.
 
-Prompt commands work in every front door because they are handled here: `/model <id> [text]`
-switches the model, `/<skill> [args]` runs a user-invocable skill.
+Prompt commands (`/model`, `/<skill>`) are handled before the loop (`server.agent.prompt_commands`),
+so they work in every front door.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import anyio
 
-from protocol.updates import AgentMessageChunk
 from server.agent.delegation import Delegation
 from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
 from server.agent.profiles import Profile, ProfileRegistry
+from server.agent.prompt_commands import prompt_message
 from server.agent.snapshot import apply_native_snapshot, native_snapshot
 from server.agent.state import AgentSession, ProviderFactory
 from server.agent.task import task_tools
@@ -27,7 +27,7 @@ from server.engines.base import Command, EngineCapabilities, EngineError, Sessio
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
-from server.providers.messages import Message, Usage
+from server.providers.messages import Usage
 from server.providers.registry import (
     ProviderConfigError,
     create_provider,
@@ -37,9 +37,6 @@ from server.providers.registry import (
 from server.providers.retry import RetryPolicy
 from server.skills import (
     SkillCatalog,
-    activate,
-    expand_command,
-    parse_command,
 )
 from server.tools.base import FileAccess, Tool, ToolContext
 from server.tools.names import disallowed
@@ -133,33 +130,16 @@ class NativeEngine:
         )
         handle.think = thinking.choose(turn.think, turn.thinking_budget, handle.llm)
         await anyio.to_thread.run_sync(handle.begin_turn)
-        rest = self._model_command(handle, text, sink)
-        if rest is None and not pictures:
-            return TurnOutcome("end_turn", Usage())
-        text = rest or ""
-        expanded = await anyio.to_thread.run_sync(expand_command, text, handle.skills)
-        if expanded:
-            text, skill = expanded
-            activate(skill, handle.tool_ctx.state)
-        parts = images.message_parts(text, pictures, images_first=turn.images_first)
         try:
-            return await run_turn(handle, Message("user", parts), sink)
+            user = await prompt_message(handle, text, pictures, turn.images_first, sink)
+        except ProviderConfigError as exc:
+            raise EngineError(str(exc)) from exc
+        if user is None:
+            return TurnOutcome("end_turn", Usage())
+        try:
+            return await run_turn(handle, user, sink)
         finally:
             handle.end_skill_model()
-
-    def _model_command(self, handle: AgentSession, text: str, sink: TurnSink) -> str | None:
-        """`/model <id> [prompt]` switches models; returns the prompt left to run (None: none)."""
-        command = parse_command(text)
-        if command is None or command[0].lower() != "model":
-            return text
-        words = command[1].split(maxsplit=1)
-        if words:
-            self.set_model(handle, words[0], reason="/model")
-            if len(words) > 1:
-                return words[1]
-            handle.announce_switch(sink)
-        sink.emit(AgentMessageChunk(text=f"Model: {handle.model}. Switch with /model <id>."))
-        return None
 
     def steer(self, handle: AgentSession, text: str) -> None:
         handle.steers.append(text)
