@@ -17,6 +17,7 @@ StopReason = Literal[
 ]
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 ToolStatus = Literal["in_progress", "completed", "failed", "denied"]
+PlanStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 
 
 class Usage(WireModel):
@@ -73,7 +74,7 @@ class ToolCall(WireModel):
     name: str
     title: str
     """Short human title for the tool card, e.g. "Read src/app.py"."""
-    tool_kind: ToolKind = Field(alias="toolKind")
+    tool_kind: ToolKind
     """What the tool does, for the card's icon."""
     input: dict[str, Any]
     locations: list[Location] | None = None
@@ -108,7 +109,7 @@ class StepFinish(WireModel):
 class PlanEntry(WireModel):
     id: str
     content: str
-    status: Literal["pending", "in_progress", "completed", "cancelled"]
+    status: PlanStatus
 
 
 class Plan(WireModel):

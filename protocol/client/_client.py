@@ -294,8 +294,8 @@ class Client:
         if method == "session/ask_question":
             question = AskQuestionParams.model_validate(params)
             session = self.sessions.get(question.session_id)
-            handler = (session and session.on_question) or self.on_question
-            return await self._ask(handler, question, decline)
+            on_question = (session and session.on_question) or self.on_question
+            return await self._ask(on_question, question, decline)
         raise RpcError(f"method not found: {method}", code=errors.METHOD_NOT_FOUND)
 
     async def _ask(self, handler: Any, request: WireModel, fallback: Any) -> dict[str, Any]:

@@ -164,16 +164,18 @@ class Connection:
             self._answering[msg_id] = task
             task.add_done_callback(lambda _: self._answering.pop(msg_id, None))
         elif method == CANCEL_REQUEST:
-            task = self._answering.get((message.get("params") or {}).get("id"))
-            if task is not None:
-                task.cancel()  # the server stopped waiting: no answer is expected
+            request_id = (message.get("params") or {}).get("id")
+            answering = self._answering.get(request_id) if request_id is not None else None
+            if answering is not None:
+                answering.cancel()  # the server stopped waiting: no answer is expected
         else:
             self._on_notification(method, message.get("params"))
 
     def _resolve(self, message: dict[str, Any]) -> None:
-        future = self._pending.pop(message.get("id"), None)
+        msg_id = message.get("id")
+        future = self._pending.pop(msg_id, None) if msg_id is not None else None
         if future is None or future.done():
-            log.warning("a response to no pending request: %r", message.get("id"))
+            log.warning("a response to no pending request: %r", msg_id)
         elif "error" in message:
             future.set_exception(error_from(message["error"]))
         else:
