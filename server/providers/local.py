@@ -38,6 +38,7 @@ from server.providers.local_model import LocalModelError
 from server.providers.local_runtime import LocalRuntime, RuntimeConfig
 from server.providers.messages import (
     Finish,
+    FinishReason,
     Message,
     ModelRequest,
     ProviderError,
@@ -56,7 +57,7 @@ MAX_CALLS = 8
 DEFAULT_CONTEXT = 8192
 MAX_STEP_TOKENS = 1024
 PROMPT_CACHE_DIR = "prompt-cache"
-_FINISH = {"stop": "end_turn", "length": "max_tokens"}
+_FINISH: dict[str, FinishReason] = {"stop": "end_turn", "length": "max_tokens"}
 
 
 def create(settings: ProviderSettings) -> LocalProvider:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from server.redact import redact
 
@@ -198,13 +198,16 @@ class ReplyParts:
         return out
 
 
-def _open_thinking(part: TextPart | ThinkingPart) -> bool:
+def _open_thinking(part: TextPart | ThinkingPart) -> TypeGuard[ThinkingPart]:
     return isinstance(part, ThinkingPart) and part.raw is None and part.signature is None
+
+
+FinishReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
 
 
 @dataclass
 class Finish:
-    reason: Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+    reason: FinishReason
     usage: Usage
     kind: Literal["finish"] = "finish"
 

@@ -22,6 +22,7 @@ from server.providers.errors import (
 )
 from server.providers.messages import (
     Finish,
+    FinishReason,
     Message,
     ModelRequest,
     ProviderError,
@@ -47,6 +48,7 @@ _OPTIONS = {
     "seed": "seed",
     "numCtx": "num_ctx",
 }
+_FINISH: dict[str, FinishReason] = {"stop": "end_turn", "length": "max_tokens"}
 
 
 def create(settings: ProviderSettings) -> Provider:
@@ -235,4 +237,4 @@ class _LineReader:
         if self.calls:
             return Finish("tool_use", usage)
         reason = self.done.get("done_reason") or "stop"
-        return Finish({"stop": "end_turn", "length": "max_tokens"}.get(reason, "other"), usage)
+        return Finish(_FINISH.get(reason, "other"), usage)

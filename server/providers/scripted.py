@@ -24,6 +24,7 @@ import anyio
 from server.providers.base import ProviderSettings
 from server.providers.messages import (
     Finish,
+    FinishReason,
     ModelRequest,
     ProviderError,
     StreamEvent,
@@ -98,7 +99,7 @@ class ScriptedProvider:
         for name, arguments in reply.tool_calls:
             self._calls += 1
             yield ToolCallReady(ToolCallPart(f"call_{self._calls}", name, arguments))
-        reason = "tool_use" if reply.tool_calls else "end_turn"
+        reason: FinishReason = "tool_use" if reply.tool_calls else "end_turn"
         yield Finish(reason, reply.usage)
 
 
