@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 MASK = "***"
@@ -21,7 +22,7 @@ SECRET_NAME = re.compile(r"(?i)(_API_KEY|_AUTH_TOKEN|_ACCESS_TOKEN|_TOKEN|_SECRE
 MIN_SECRET = 8
 
 
-def secret_names(environ: dict[str, str] | None = None) -> list[str]:
+def secret_names(environ: Mapping[str, str] | None = None) -> list[str]:
     environ = os.environ if environ is None else environ
     return [k for k in environ if SECRET_NAME.search(k)]
 

@@ -143,19 +143,18 @@ def _parse_entry(base: ServerConfig, entry: Any, cwd: Path) -> ServerConfig:
     if not isinstance(entry, Mapping):
         raise ValueError("an MCP server entry must be an object")
     kind = entry.get("type") or ("http" if entry.get("url") else "stdio")
-    common = {
-        "startup_timeout": _seconds(entry.get("startupTimeout"), base.startup_timeout),
-        "tool_timeout": _seconds(entry.get("toolTimeout"), base.tool_timeout),
-        "state": "disabled" if entry.get("disabled") else "enabled",
-        "problem": "disabled in the configuration" if entry.get("disabled") else None,
-    }
+    base = replace(
+        base,
+        startup_timeout=_seconds(entry.get("startupTimeout"), base.startup_timeout),
+        tool_timeout=_seconds(entry.get("toolTimeout"), base.tool_timeout),
+        state="disabled" if entry.get("disabled") else "enabled",
+        problem="disabled in the configuration" if entry.get("disabled") else None,
+    )
     if kind in HTTP_TYPES:
         url = _text(entry, "url")
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be an http(s) URL, not {url!r}")
-        return replace(
-            base, transport="http", url=url, headers=_strings(entry, "headers"), **common
-        )
+        return replace(base, transport="http", url=url, headers=_strings(entry, "headers"))
     if kind != "stdio":
         raise ValueError(f"transport {kind!r} is not supported (use stdio or http)")
     args = entry.get("args") or []
@@ -168,7 +167,6 @@ def _parse_entry(base: ServerConfig, entry: Any, cwd: Path) -> ServerConfig:
         args=tuple(args),
         env=_strings(entry, "env"),
         cwd=str(cwd / Path(workdir).expanduser()) if isinstance(workdir, str) else base.cwd,
-        **common,
     )
 
 

@@ -19,7 +19,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
@@ -28,6 +28,7 @@ from anyio.abc import ObjectReceiveStream
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import FileUrl
 
 from server import __version__
 from server.mcp.config import ServerConfig
@@ -127,7 +128,7 @@ class McpConnection:
             self._ready.set()
             errlog.close()
 
-    async def _connect(self, errlog: IO[str]) -> None:
+    async def _connect(self, errlog: TextIO) -> None:
         async with self._transport(errlog) as (read, write):
             read = EofWatch(read, self._wake.set)
             async with ClientSession(
@@ -145,7 +146,7 @@ class McpConnection:
                     self._set("failed", "the server closed the connection" + self._stderr())
 
     @asynccontextmanager
-    async def _transport(self, errlog: IO[str]) -> AsyncIterator[Any]:
+    async def _transport(self, errlog: TextIO) -> AsyncIterator[Any]:
         config = self.config
         if config.transport == "http":
             # The SDK's defaults, with room for tools that answer slowly on a quiet stream.
@@ -164,7 +165,7 @@ class McpConnection:
             yield streams
 
     async def _roots(self, context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=self.root.as_uri(), name="workspace")])
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(self.root.as_uri()), name="workspace")])
 
     def _set(self, status: Status, error: str | None = None) -> None:
         if status == self.status and error == self.error:
@@ -182,7 +183,7 @@ class McpConnection:
 
     # -- the server's stderr, kept for error messages ------------------------------------
 
-    def _open_log(self) -> IO[str]:
+    def _open_log(self) -> TextIO:
         if self._log_dir is not None and self.config.transport == "stdio":
             try:
                 self._log_dir.mkdir(parents=True, exist_ok=True)

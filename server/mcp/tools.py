@@ -35,8 +35,6 @@ UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 class McpTool(Tool):
     """One tool of a connected MCP server, for one session."""
 
-    kind = "other"
-
     def __init__(
         self,
         conn: McpConnection,

@@ -109,7 +109,7 @@ def _command(node: Any, source: str, out: ParsedCommand) -> None:
 
 
 def _redirect(node: Any, out: ParsedCommand) -> None:
-    target = getattr(node, "output", None)
+    target: Any = getattr(node, "output", None)
     if getattr(target, "kind", "") == "word" and not str(node.type).startswith("<<"):
         out.redirects.append(target.word)
 

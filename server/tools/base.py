@@ -94,11 +94,12 @@ class ToolContext:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
-    Input: ClassVar[type[ToolInput]]
-    read_only: ClassVar[bool] = False
-    kind: ClassVar[ToolKind] = "other"
+    # Set on the class by built-in tools, on the instance by tools found at run time (MCP).
+    name: str
+    description: str
+    Input: type[ToolInput]
+    read_only: bool = False
+    kind: ToolKind = "other"
     risk: ClassVar[Risk] = "low"
     shell: ClassVar[bool] = False
     """Runs `args.command` through a shell: the policy parses it (`server.policy.shell`)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import PurePath
 from typing import Any
 
@@ -285,7 +286,7 @@ async def _pump(stream: ByteReceiveStream | None, into: _Capped, done: anyio.Eve
 
 
 def _group_options() -> dict[str, Any]:
-    if os.name == "nt":
+    if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": True}
 

@@ -39,7 +39,7 @@ _closing: set[asyncio.Task] = set()
 def group_options(*, hooks: bool = True) -> dict[str, Any]:
     """Popen options for a command that leads its own group and, on Linux, dies with us.
     `hooks=False` leaves out the parent-death hook (for `anyio.open_process`, which takes none)."""
-    if WINDOWS:
+    if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     options: dict[str, Any] = {"start_new_session": True}
     # The signal comes when the thread that forked the child ends, not the process: only the

@@ -125,9 +125,9 @@ def decode_body(body: bytes, content_type: str) -> str:
         (codecs.BOM_UTF16_LE, "utf-16"),
         (codecs.BOM_UTF16_BE, "utf-16"),
     )
-    for bom, name in boms:
+    for bom, bom_codec in boms:
         if body.startswith(bom):
-            return body.decode(name, errors="replace")
+            return body.decode(bom_codec, errors="replace")
     name = _known_charset(_declared_charset(body, content_type))
     if name is None:
         name = "utf-8" if _is_utf8(body) else "cp1252"
@@ -208,7 +208,7 @@ def html_to_text(html: str, base_url: str) -> str:
 
 def _clean_soup(html: str, base_url: str) -> Any:
     from bs4 import BeautifulSoup
-    from bs4.element import PreformattedString
+    from bs4.element import PreformattedString, Tag
 
     soup = BeautifulSoup(html, "html.parser")
     # Comments, doctype, CDATA and processing instructions
@@ -219,7 +219,8 @@ def _clean_soup(html: str, base_url: str) -> Any:
     for tag in soup.find_all(_is_hidden):
         tag.decompose()
     base_tag = soup.find("base", href=True)
-    base = urljoin(base_url, base_tag["href"]) if base_tag else base_url
+    href = base_tag.get("href") if isinstance(base_tag, Tag) else None
+    base = urljoin(base_url, href) if isinstance(href, str) else base_url
     _absolutize(soup, base)
     return soup
 
