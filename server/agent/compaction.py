@@ -125,8 +125,8 @@ async def fit(session: AgentSession, context: Message, sink: TurnSink) -> Usage:
 
 
 def elide_tool_results(history: list[Message], view: ContextView, keep: int) -> None:
-    results = [p for m in history if m.role == "tool" for p in m.parts]
-    results = [p for p in results if isinstance(p, ToolResultPart)]
+    parts = [p for m in history if m.role == "tool" for p in m.parts]
+    results = [p for p in parts if isinstance(p, ToolResultPart)]
     old = results[: max(0, len(results) - keep)]
     view.elided.update(p.tool_call_id for p in old if len(p.content) > ELIDE_ABOVE)
 

@@ -14,7 +14,7 @@ import anyio
 from pydantic import ValidationError
 
 from protocol.methods import ToolCallRef
-from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate
+from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate, ToolKind, ToolStatus
 from server import permissions
 from server.agent.state import AgentSession
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
@@ -42,7 +42,8 @@ def _read_only(tool: Tool, call: ToolCallPart) -> bool:
 
 def announce(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> None:
     tool = session.tools.get(call.name)
-    title, kind, locations = call.name, "other", None
+    title, locations = call.name, None
+    kind: ToolKind = "other"
     if tool:
         kind = tool.kind
         try:
@@ -89,12 +90,12 @@ async def run_tool_calls(
                 await run_into(call)
     finally:
         answered = [results[c.id] for c in calls if c.id in results]
-        session.history.append(Message("tool", answered))
+        session.history.append(Message("tool", [*answered]))
     return answered
 
 
 async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> ToolResultPart:
-    def fail(message: str, status: str = "failed") -> ToolResultPart:
+    def fail(message: str, status: ToolStatus = "failed") -> ToolResultPart:
         sink.emit(ToolCallUpdate(tool_call_id=call.id, status=status, error=message))
         return ToolResultPart(call.id, call.name, message, is_error=True)
 
@@ -125,8 +126,10 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
     text = render(result.content)
     if result.is_error:
         return fail(text)
-    diff = result.diff and Diff(
-        path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text
+    diff = (
+        Diff(path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text)
+        if result.diff
+        else None
     )
     sink.emit(ToolCallUpdate(tool_call_id=call.id, status="completed", output=text, diff=diff))
     return ToolResultPart(call.id, call.name, text, images=list(result.images))

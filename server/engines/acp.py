@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from protocol.updates import StopReason
 from server import __version__
 from server.aio import run_to_end
 from server.engines.base import EngineCapabilities, EngineError
@@ -91,7 +92,13 @@ class AcpEngine(ExternalEngine):
         env = peer_environment(self._environ, self.settings.env)
         peer = await PeerProcess.spawn(command, cwd=spec.cwd, env=env, name=command[0])
         client = PeerClient()
-        conn = acp.connect_to_agent(client, peer.stdin, peer.stdout, use_unstable_protocol=True)
+        # PeerClient implements part of acp.Client; the SDK answers the rest "method not found".
+        conn = acp.connect_to_agent(
+            client,  # type: ignore[arg-type]
+            peer.stdin,
+            peer.stdout,
+            use_unstable_protocol=True,
+        )
         try:
             with anyio.fail_after(self.start_timeout):
                 session = await self._open(spec, peer, conn, client, resume)
@@ -188,7 +195,7 @@ class AcpEngine(ExternalEngine):
             if not handle.peer.running:
                 raise EngineError(handle.peer.exit_reason())
             raise EngineError(f"{handle.agent} failed the turn: {result}")
-        stop = result.stop_reason if result.stop_reason in STOP_REASONS else "end_turn"
+        stop: StopReason = result.stop_reason if result.stop_reason in STOP_REASONS else "end_turn"
         return TurnOutcome(stop_reason=stop, usage=peer_usage(result.usage))
 
     async def _send_cancel(self, handle: AcpSession) -> None:

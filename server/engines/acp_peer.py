@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from acp import schema
 
@@ -25,6 +25,8 @@ from protocol.updates import (
     SessionUpdateKind,
     ToolCall,
     ToolCallUpdate,
+    ToolKind,
+    ToolStatus,
 )
 from server.engines.peer import PeerTurn
 from server.tools.names import canonical_name
@@ -32,7 +34,7 @@ from server.turn import UserNotReachable
 
 log = logging.getLogger(__name__)
 
-OUR_KINDS = ("read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other")
+OUR_KINDS = get_args(ToolKind)
 CANCELLED = schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
 
 
@@ -178,7 +180,7 @@ def translate(update: Any, turn: PeerTurn) -> list[SessionUpdateKind]:
 def tool_call(update: schema.ToolCallStart, turn: PeerTurn) -> list[SessionUpdateKind]:
     name = tool_name(update)
     turn.names[update.tool_call_id] = name
-    kind = update.kind if update.kind in OUR_KINDS else "other"
+    kind = update.kind if _is_our_kind(update.kind) else "other"
     locations = [Location(path=loc.path, line=loc.line) for loc in update.locations or []]
     start = ToolCall(
         tool_call_id=update.tool_call_id,
@@ -191,13 +193,17 @@ def tool_call(update: schema.ToolCallStart, turn: PeerTurn) -> list[SessionUpdat
     return [start, *tool_progress(update, turn)]
 
 
+def _is_our_kind(kind: str | None) -> TypeGuard[ToolKind]:
+    return kind in OUR_KINDS
+
+
 def tool_progress(update: Any, turn: PeerTurn) -> list[SessionUpdateKind]:
     status = update.status
     if status not in ("in_progress", "completed", "failed"):
         return []
     text = content_text(update)
     if status == "failed":
-        failed = "denied" if update.tool_call_id in turn.rejected else "failed"
+        failed: ToolStatus = "denied" if update.tool_call_id in turn.rejected else "failed"
         return [ToolCallUpdate(tool_call_id=update.tool_call_id, status=failed, error=text)]
     diff = next(
         (

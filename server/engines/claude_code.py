@@ -26,6 +26,7 @@ from server.engines.base import EngineCapabilities, EngineError
 from server.engines.claude_code_frames import FrameReader, cc_usage, questions_of, title_of
 from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
+from server.providers.messages import Usage
 from server.tools.names import canonical_name
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink, UserNotReachable
 
@@ -193,7 +194,8 @@ class ClaudeCodeEngine(ExternalEngine):
         if turn is None or frames is None:
             return {"behavior": "deny", "message": "no turn is running"}
         name = str(request.get("tool_name") or "")
-        args = request.get("input") if isinstance(request.get("input"), dict) else {}
+        raw = request.get("input")
+        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if name == "AskUserQuestion":
             return await self._ask(turn, args)
         call_id = str(request.get("tool_use_id") or "")
@@ -338,7 +340,7 @@ def user_message(turn: TurnInput) -> dict[str, Any]:
 
 def outcome(frame: dict[str, Any]) -> TurnOutcome:
     subtype = frame.get("subtype")
-    usage = cc_usage(frame.get("usage"))
+    usage = Usage(**cc_usage(frame.get("usage")).model_dump())
     if subtype == "error_max_turns":
         return TurnOutcome(stop_reason="max_turn_requests", usage=usage)
     if frame.get("is_error") or subtype != "success":

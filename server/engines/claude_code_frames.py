@@ -17,16 +17,19 @@ from protocol.updates import (
     AgentThoughtChunk,
     Plan,
     PlanEntry,
+    PlanStatus,
     SessionUpdateKind,
     StepFinish,
     ToolCall,
     ToolCallUpdate,
+    ToolKind,
+    ToolStatus,
     Usage,
 )
 from server.tools.names import canonical_name
 
 # Claude Code tool names (and agentls's names for its tools in that dialect) -> tool kind.
-KINDS = {
+KINDS: dict[str, ToolKind] = {
     "Read": "read",
     "LS": "read",
     "NotebookRead": "read",
@@ -61,6 +64,10 @@ def cc_usage(usage: dict[str, Any] | None) -> Usage:
     )
 
 
+def _plan_status(value: Any) -> PlanStatus:
+    return value if value in PLAN_STATUSES else "pending"
+
+
 def title_of(name: str, args: dict[str, Any]) -> str:
     detail = next((str(args[k]) for k in TITLE_KEYS if isinstance(args.get(k), str)), "")
     return f"{name} {detail[:120]}".strip()
@@ -84,7 +91,7 @@ def plan_of(args: dict[str, Any]) -> Plan | None:
         PlanEntry(
             id=str(t.get("id") or i + 1),
             content=str(t.get("content") or ""),
-            status=t.get("status") if t.get("status") in PLAN_STATUSES else "pending",
+            status=_plan_status(t.get("status")),
         )
         for i, t in enumerate(todos)
         if isinstance(t, dict)
@@ -190,7 +197,8 @@ class FrameReader:
 
     def _tool_use(self, block: dict[str, Any]) -> list[SessionUpdateKind]:
         cc_name, call_id = str(block.get("name") or "tool"), str(block.get("id") or "")
-        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        raw = block.get("input")
+        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
         self.names[call_id] = cc_name
         call = ToolCall(
             tool_call_id=call_id,
@@ -213,7 +221,7 @@ class FrameReader:
             if not block.get("is_error"):
                 update = ToolCallUpdate(tool_call_id=call_id, status="completed", output=text)
             else:
-                status = "denied" if call_id in self.denied else "failed"
+                status: ToolStatus = "denied" if call_id in self.denied else "failed"
                 update = ToolCallUpdate(tool_call_id=call_id, status=status, error=text)
             events.append(update)
         return events

@@ -48,7 +48,7 @@ class ExternalSettings:
 
     @property
     def available(self) -> bool:
-        return bool(self.command) and resolve_program(self.command[0]) is not None
+        return bool(self.command and resolve_program(self.command[0]) is not None)
 
 
 def resolve_program(program: str) -> str | None:
