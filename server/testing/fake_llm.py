@@ -468,8 +468,9 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
         "cache_read_input_tokens": cache_read,
         "cache_creation_input_tokens": cache_write,
     }
-    message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": []}
-    message |= {"model": body.get("model", "fake"), "stop_reason": None, "stop_sequence": None}
+    message: dict[str, Any] = {"id": f"msg_{n}", "type": "message", "role": "assistant"}
+    message |= {"content": [], "model": body.get("model", "fake")}
+    message |= {"stop_reason": None, "stop_sequence": None}
     yield _sse({"type": "message_start", "message": {**message, "usage": usage}})
     yield _sse({"type": "ping"})
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
@@ -483,7 +484,9 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
             blocks.append((block, []))
             sent.append(block)
         elif block["type"] == "thinking":
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"])]
+            deltas: list[dict[str, Any]] = [
+                {"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"])
+            ]
             deltas.append({"type": "signature_delta", "signature": _signature(block["thinking"])})
             blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
             sent.append(block | {"signature": _signature(block["thinking"])})
@@ -492,7 +495,8 @@ def _anthropic_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
             blocks.append(({"type": "text", "text": ""}, deltas))
             sent.append(block)
     for call in reply.tool_calls:
-        start = {"type": "tool_use", "id": call.id or f"toolu_{h.fake._next_id('call')}"}
+        start: dict[str, Any] = {"type": "tool_use"}
+        start |= {"id": call.id or f"toolu_{h.fake._next_id('call')}"}
         start |= {"name": call.name, "input": {}}
         pieces = ["", *_json_pieces(call.arguments)]
         blocks.append((start, [{"type": "input_json_delta", "partial_json": p} for p in pieces]))

@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 WRONG_VALUES: list[Any] = [None, True, 0, -1, 1.5, 10**30, "", "x", [], {}, [1], {"a": None}]
 
-LSP_TEMPLATES = [
+LSP_TEMPLATES: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 1, "method": "engines/list", "params": {}},
     {"jsonrpc": "2.0", "id": 2, "method": "models/list", "params": {"provider": "openai"}},
     {
@@ -35,7 +35,7 @@ LSP_TEMPLATES = [
     {"jsonrpc": "2.0", "id": 4, "result": {"outcome": {"outcome": "cancelled"}}},
     {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 3}},
 ]
-ACP_TEMPLATES = [
+ACP_TEMPLATES: list[dict[str, Any]] = [
     {
         "jsonrpc": "2.0",
         "id": 1,
@@ -57,7 +57,7 @@ ACP_TEMPLATES = [
     },
     {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}},
 ]
-STREAMJSON_TEMPLATES = [
+STREAMJSON_TEMPLATES: list[dict[str, Any]] = [
     {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
     {"type": "control_request", "request_id": "r1", "request": {"subtype": "interrupt"}},
     {
@@ -278,21 +278,23 @@ async def feed(door: str, seed: int, count: int, home: Path, *, deadline: float 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
+    assert proc.stdin is not None and proc.stdout is not None  # both are pipes
+    stdin, stdout = proc.stdin, proc.stdout
     out = bytearray()
     seen = asyncio.Event()
 
     async def drain() -> None:
-        while chunk := await proc.stdout.read(65536):
+        while chunk := await stdout.read(65536):
             out.extend(chunk)
             if answered(bytes(out[-(len(chunk) + 4096) :])):
                 seen.set()
 
     async def write() -> None:
         for at in range(0, len(noise), 65536):
-            proc.stdin.write(noise[at : at + 65536])
-            await proc.stdin.drain()
-        proc.stdin.write(final)
-        await proc.stdin.drain()
+            stdin.write(noise[at : at + 65536])
+            await stdin.drain()
+        stdin.write(final)
+        await stdin.drain()
 
     reader = asyncio.create_task(drain())
     try:
@@ -302,7 +304,7 @@ async def feed(door: str, seed: int, count: int, home: Path, *, deadline: float 
     except (TimeoutError, BrokenPipeError, ConnectionResetError):
         ok = False
     try:
-        proc.stdin.close()
+        stdin.close()
     except (BrokenPipeError, ConnectionResetError):
         pass
     try:

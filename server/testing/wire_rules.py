@@ -100,7 +100,7 @@ def anthropic_messages(messages: list[dict[str, Any]]) -> Refusal | None:
                     f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block "
                     "must have a corresponding `tool_use` block in the previous message."
                 )
-        uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+        uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
         previous_uses = uses if message.get("role") == "assistant" else []
     if previous_uses:
         return Refusal(
