@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import BaseLanguageClient
 
-from server.frontends.jsonrpc import AgentlsProtocol, make_converter
+from server.frontends.jsonrpc_bridge import AgentlsProtocol, make_converter
 
 ROOT = Path(__file__).resolve().parents[1]
 

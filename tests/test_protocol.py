@@ -11,7 +11,7 @@ import pytest
 from protocol.methods import BY_NAME, METHODS
 from protocol.schema import REGENERATE, SCHEMA_PATH, render
 from protocol.updates import UPDATE_KINDS, SessionUpdateKind
-from server.frontends.jsonrpc import Handlers, handler_name
+from server.frontends.jsonrpc_handlers import Handlers, handler_name
 
 FIXTURES = sorted((Path(__file__).parents[1] / "protocol" / "fixtures").glob("*.json"))
 

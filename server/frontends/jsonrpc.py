@@ -1,9 +1,10 @@
 """The native front door: JSON-RPC 2.0 with LSP framing over stdio, on pygls.
 
-Layers: bytes -> frames (`read_frames`, which resyncs after garbage or a wrong Content-Length)
--> JSON-RPC envelope checks -> one dispatch path built from `protocol.methods.METHODS` ->
-the session service. Params reach handlers as plain dicts and are validated by pydantic;
-results go out by alias.
+Layers: bytes -> frames (`lsp_frames.read_frames`, which resyncs after garbage or a wrong
+Content-Length) -> JSON-RPC envelope checks (here) -> one dispatch path built from
+`protocol.methods.METHODS` (`jsonrpc_handlers`) -> the session service, which talks back through
+`jsonrpc_channel`. `jsonrpc_bridge` adapts pygls; `jsonrpc_transport` writes the bytes. Params
+reach handlers as plain dicts and are validated by pydantic; results go out by alias.
 """
 
 from __future__ import annotations
@@ -11,318 +12,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import uuid
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import attrs
 from lsprotocol import types as lsp
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from protocol import errors
-from protocol.base import WireModel
-from protocol.methods import (
-    BY_NAME,
-    METHODS,
-    PROTOCOL_VERSION,
-    AskQuestionParams,
-    AskQuestionResult,
-    Empty,
-    EnginesListResult,
-    Method,
-    ModelsListResult,
-    RequestPermissionParams,
-    RequestPermissionResult,
-    SessionUpdateParams,
-    SteerResult,
-)
+from protocol.methods import METHODS
 from server import __version__
-from server.engines.registry import ENGINE_IDS, engine_infos
 from server.frontends.envelope import envelope_problem, error_reply, reply_id
+from server.frontends.jsonrpc_bridge import AgentlsProtocol, make_converter
+from server.frontends.jsonrpc_channel import JsonRpcChannel
+from server.frontends.jsonrpc_handlers import Handlers, bind, handler_name
+from server.frontends.jsonrpc_transport import CoalescingWriter, is_notification
 from server.frontends.lsp_frames import BadFrame, read_frames
 from server.frontends.stdio import StdinChunks
-from server.providers.registry import PROVIDERS
-from server.sessions.model import ClientCapabilities
-from server.sessions.service import ServiceError, SessionService
+from server.sessions.service import SessionService
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_WAIT_S = 30.0
-
-
-
-# -- wire messages that keep params and results as plain dicts -------------------------------
-
-
-@attrs.define
-class RawRequest:
-    id: int | str
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-@attrs.define
-class RawNotification:
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-@attrs.define
-class RawResponse:
-    id: int | str
-    jsonrpc: str
-    result: Any = None
-
-
-def make_converter():
-    converter = default_converter()
-    for cls in (RawRequest, RawNotification, RawResponse):
-        fields = [f.name for f in attrs.fields(cls)]
-        converter.register_structure_hook(
-            cls, lambda obj, c, fields=fields: c(**{k: obj[k] for k in fields if k in obj})
-        )
-    return converter
-
-
-class AgentlsProtocol(LanguageServerProtocol):
-    """LSP lifecycle from pygls, agentls methods as raw dicts (server and client side)."""
-
-    client_agentls: dict[str, Any] = {}
-    on_cancel_request: Callable[[Any], bool] | None = None
-
-    def get_message_type(self, method: str):
-        if method in BY_NAME:
-            return RawNotification if BY_NAME[method].is_notification else RawRequest
-        return super().get_message_type(method)
-
-    def get_result_type(self, method: str):
-        if method in BY_NAME:
-            return RawResponse
-        return super().get_result_type(method)
-
-    @lsp_method(lsp.INITIALIZE)
-    def lsp_initialize(self, params: lsp.InitializeParams):
-        result = yield from super().lsp_initialize(params)
-        experimental = params.capabilities.experimental
-        if isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict):
-            self.client_agentls = experimental["agentls"]
-        result.capabilities.experimental = {"agentls": server_capabilities()}
-        return result
-
-    def _handle_cancel_notification(self, msg_id):
-        # A cancelled session/prompt must end with an `aborted` terminal, not a dropped future.
-        if self.on_cancel_request and self.on_cancel_request(msg_id):
-            return
-        super()._handle_cancel_notification(msg_id)
-
-
-def server_capabilities() -> dict[str, Any]:
-    return {
-        "protocolVersion": PROTOCOL_VERSION,
-        "version": __version__,
-        "engines": list(ENGINE_IDS),
-        "providers": sorted(PROVIDERS),
-        "features": ["steer", "images", "permissions", "questions", "mcp"],
-    }
-
-
-# -- output -----------------------------------------------------------------------------------
-
-
-class CoalescingWriter:
-    """Frames written in one event-loop iteration reach stdout in one write (and one flush):
-    a burst of events costs one system call, and no frame waits beyond the current iteration."""
-
-    def __init__(self, stream: BinaryIO):
-        self._stream = stream
-        self._pending: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        if not self._pending:
-            try:
-                asyncio.get_running_loop().call_soon(self.flush)
-            except RuntimeError:
-                self._pending.append(data)
-                self.flush()
-                return
-        self._pending.append(data)
-
-    def flush(self) -> None:
-        if self._pending:
-            data, self._pending = b"".join(self._pending), []
-            self._stream.write(data)
-            self._stream.flush()
-
-    def close(self) -> None:
-        self.flush()
-        self._stream.close()
-
-
-# -- the channel the session service talks through --------------------------------------------
-
-
-class JsonRpcChannel:
-    def __init__(self, protocol: AgentlsProtocol):
-        self.protocol = protocol
-
-    @property
-    def capabilities(self) -> ClientCapabilities:
-        caps = self.protocol.client_agentls
-        return ClientCapabilities(
-            questions=bool(caps.get("questions")),
-            permissions=bool(caps.get("permissions")),
-            images=bool(caps.get("images")),
-            diffs=bool(caps.get("diffs")),
-        )
-
-    def send_update(self, params: SessionUpdateParams) -> None:
-        # A plain dict skips the attrs/cattrs round trip pygls would make for every event.
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "method": "session/update", "params": params.to_wire()}
-        )
-
-    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
-        raw = await self._request("session/request_permission", params)
-        try:
-            return RequestPermissionResult.model_validate(raw)
-        except ValidationError:
-            log.warning("malformed permission answer %r; treated as cancelled", raw)
-            return RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
-
-    async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
-        raw = await self._request("session/ask_question", params)
-        try:
-            return AskQuestionResult.model_validate(raw)
-        except ValidationError:
-            log.warning("malformed question answer %r; treated as declined", raw)
-            return AskQuestionResult(declined=True)
-
-    async def _request(self, method: str, params: WireModel) -> Any:
-        msg_id = f"agentls-{uuid.uuid4().hex[:12]}"
-        future = self.protocol.send_request(method, params.to_wire(), msg_id=msg_id)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self.protocol._request_futures.pop(msg_id, None)
-            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-            raise
-
-
-# -- dispatch ---------------------------------------------------------------------------------
-
-
-class Handlers:
-    """One coroutine per client->server method, named after it (`session/new` -> session_new)."""
-
-    def __init__(self, service: SessionService):
-        self.service = service
-
-    async def session_new(self, p):
-        info = await self.service.new_session(p)
-        await self._attach_mcp(info.session_id, p.mcp_servers)
-        return info
-
-    async def _attach_mcp(self, session_id: str, configs: dict[str, Any] | None) -> None:
-        if configs:
-            from server.sessions.mcp import attach_servers
-
-            servers = {name: c.to_wire() for name, c in configs.items()}
-            await attach_servers(self.service, session_id, servers)
-
-    async def session_prompt(self, p):
-        return await self.service.prompt(p)
-
-    async def session_cancel(self, p):
-        self.service.cancel(p.session_id)
-
-    async def session_steer(self, p):
-        text = "\n".join(getattr(b, "text", "") for b in p.prompt)
-        self.service.steer(p.session_id, text)
-        return SteerResult(queued=True)
-
-    async def session_set_model(self, p):
-        self.service.set_model(p.session_id, p.model_id)
-        return Empty()
-
-    async def session_set_mode(self, p):
-        self.service.set_mode(p.session_id, p.mode_id)
-        return Empty()
-
-    async def session_close(self, p):
-        await self.service.close(p.session_id)
-        return Empty()
-
-    async def session_load(self, p):
-        info = await self.service.load(p.session_id)
-        await self._attach_mcp(p.session_id, p.mcp_servers)
-        return info
-
-    async def session_list(self, p):
-        return await self.service.list(p.cwd, p.cursor, p.limit or 50)
-
-    async def session_search(self, p):
-        return await self.service.search(p.query, p.limit or 20)
-
-    async def models_list(self, p):
-        from server.providers.catalog import models_for
-
-        return ModelsListResult(models=models_for(p.provider))
-
-    async def engines_list(self, p):
-        return EnginesListResult(engines=engine_infos(self.service.engines))
-
-    async def skills_list(self, p):
-        from server.skills import list_skills
-
-        session = self.service.get(p.session_id) if p.session_id else None
-        cwd = session.cwd if session else Path(p.cwd)
-        return list_skills(cwd, self.service.offer(session.id).skills if session else None)
-
-    async def subagents_list(self, p):
-        from server.agent.profiles import list_subagents
-
-        session = self.service.get(p.session_id) if p.session_id else None
-        cwd = session.cwd if session else Path(p.cwd)
-        return list_subagents(cwd, self.service.offer(session.id).profiles if session else None)
-
-    async def mcp_list(self, p):
-        from server.sessions.mcp import mcp_list
-
-        return await mcp_list(self.service, p)
-
-
-def handler_name(method: Method) -> str:
-    return method.name.replace("/", "_")
-
-
-def invalid_params(exc: ValidationError) -> JsonRpcException:
-    problems = [
-        {"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"], "type": e["type"]}
-        for e in exc.errors()
-    ]
-    summary = "; ".join(f"{p['path'] or '(params)'}: {p['message']}" for p in problems)
-    return JsonRpcException(f"invalid params: {summary}", errors.INVALID_PARAMS, problems)
-
-
-def bind(method: Method, impl: Callable[[Any], Awaitable[Any]]):
-    async def handle(params: Any) -> Any:
-        try:
-            parsed = method.params.model_validate(params if params is not None else {})
-        except ValidationError as exc:
-            raise invalid_params(exc) from None
-        try:
-            result = await impl(parsed)
-        except ServiceError as exc:
-            raise JsonRpcException(str(exc), exc.code) from None
-        return result.to_wire() if isinstance(result, WireModel) else result
-
-    return handle
 
 
 class AgentlsServer(LanguageServer):
@@ -435,13 +146,6 @@ class AgentlsServer(LanguageServer):
                     log.exception("failed to handle a frame")
         finally:
             await self.service.close_all()
-
-
-def is_notification(method: str) -> bool:
-    if method in BY_NAME:
-        return BY_NAME[method].is_notification
-    types = lsp.METHOD_TO_TYPES.get(method)
-    return types is not None and types[1] is None
 
 
 def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> int:
