@@ -11,21 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from server.aio import run_to_end
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
-from server.providers.errors import (
-    billed_on_failure,
-    connection_error,
-    cut_error,
-    missing_key_error,
-    status_error,
-    stream_error,
-    timeout_error,
-)
+from server.providers.errors import billed_on_failure, cut_error, missing_key_error
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -44,6 +36,7 @@ from server.providers.messages import (
     ToolSpec,
     Usage,
 )
+from server.providers.sdk_errors import translated
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 8192
@@ -117,27 +110,15 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
-    @asynccontextmanager
-    async def _translated(self) -> AsyncIterator[None]:
-        sdk, base_url = self._sdk, str(self._client.base_url)
-        try:
-            yield
-        except sdk.APIStatusError as exc:
-            if exc.status_code < 400:  # an `event: error` inside a 200 stream
-                raise stream_error(self.name, exc.body, exc.message) from exc
-            raise status_error(
-                self.name, exc.status_code, exc.body, key_env=KEY_ENV, headers=exc.response.headers
-            ) from exc
-        except sdk.APITimeoutError as exc:
-            raise timeout_error(self.name, base_url) from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_error(self.name, base_url, exc) from exc
-        except self._transport_errors as exc:
-            raise cut_error(self.name, exc) from exc
-        except sdk.APIError as exc:
-            raise stream_error(self.name, exc.body, exc.message) from exc
-        except sdk.AnthropicError as exc:
-            raise ProviderError(f"{self.name}: {exc}") from exc
+    def _translated(self) -> AbstractAsyncContextManager[None]:
+        return translated(
+            self._sdk,
+            self._sdk.AnthropicError,
+            name=self.name,
+            base_url=str(self._client.base_url),
+            key_env=KEY_ENV,
+            transport_errors=self._transport_errors,
+        )
 
 
 def build_params(request: ModelRequest, *, default_model: str = "") -> dict[str, Any]:

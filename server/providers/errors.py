@@ -1,7 +1,7 @@
 """Building `ProviderError`s from what the SDKs report, shared by the SDK-backed providers.
 
-Each provider catches its SDK's exceptions in one place and calls these helpers; nothing here
-imports an SDK.
+Each provider catches its SDK's exceptions in one place (for the Anthropic and OpenAI SDKs,
+`sdk_errors.translated`) and calls these helpers; nothing here imports an SDK.
 """
 
 from __future__ import annotations

@@ -10,28 +10,19 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from server.aio import run_to_end
 from server.providers import images
 from server.providers.base import Provider, ProviderSettings
 from server.providers.catalog import fixed_temperature, normalize
-from server.providers.errors import (
-    billed_on_failure,
-    connection_error,
-    cut_error,
-    missing_key_error,
-    status_error,
-    stream_error,
-    timeout_error,
-)
+from server.providers.errors import billed_on_failure, cut_error, missing_key_error
 from server.providers.messages import (
     Finish,
     ImagePart,
     Message,
     ModelRequest,
-    ProviderError,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -44,6 +35,7 @@ from server.providers.messages import (
     Usage,
     fresh_call_id,
 )
+from server.providers.sdk_errors import translated
 
 KEY_ENV = "OPENAI_API_KEY"
 # These models reject `max_tokens` and sampling parameters.
@@ -131,27 +123,15 @@ class OpenAIProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
-    @asynccontextmanager
-    async def _translated(self) -> AsyncIterator[None]:
-        sdk, base_url = self._sdk, str(self._client.base_url)
-        try:
-            yield
-        except sdk.APIStatusError as exc:
-            headers = exc.response.headers
-            key = _key_env(self.name)
-            raise status_error(
-                self.name, exc.status_code, exc.body, key_env=key, headers=headers
-            ) from exc
-        except sdk.APITimeoutError as exc:
-            raise timeout_error(self.name, base_url) from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_error(self.name, base_url, exc) from exc
-        except self._transport_errors as exc:
-            raise cut_error(self.name, exc) from exc
-        except sdk.APIError as exc:
-            raise stream_error(self.name, exc.body, exc.message) from exc
-        except sdk.OpenAIError as exc:
-            raise ProviderError(f"{self.name}: {exc}") from exc
+    def _translated(self) -> AbstractAsyncContextManager[None]:
+        return translated(
+            self._sdk,
+            self._sdk.OpenAIError,
+            name=self.name,
+            base_url=str(self._client.base_url),
+            key_env=_key_env(self.name),
+            transport_errors=self._transport_errors,
+        )
 
 
 def build_params(
