@@ -14,6 +14,8 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import BaseLanguageClient
 
 from server.frontends.jsonrpc_bridge import AgentlsProtocol, make_converter
+from server.testing.fake_llm import FakeModelServer
+from tests.conftest import write_project_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,6 +112,54 @@ class AgentClient(BaseLanguageClient):
             except TimeoutError:
                 self._server.kill()
         await self.stop()
+
+
+FAKE_MODELS = {
+    "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
+    "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
+}
+
+
+def use_fake_model(
+    workspace: Path, fake_llm: FakeModelServer, provider: str = "openai", **config: Any
+) -> None:
+    """Point the workspace's config at the loopback fake model, without retries; `config` adds
+    top-level keys."""
+    model, _, url = FAKE_MODELS[provider]
+    llm = {"provider": provider, "model": model, "baseUrl": url(fake_llm), "maxRetries": 0}
+    write_project_config(workspace, {"llm": llm, **config})
+
+
+async def start(
+    tmp_path: Path, workspace: Path, fake_llm: FakeModelServer, provider: str = "openai", **config
+) -> AgentClient:
+    """`agentls serve` (not yet initialized) for a workspace that uses the fake model."""
+    use_fake_model(workspace, fake_llm, provider, **config)
+    client = AgentClient()
+    await client.start(server_env(tmp_path, **{FAKE_MODELS[provider][1]: "test-key"}))
+    return client
+
+
+async def new_session(client: AgentClient, workspace: Path, **extra: Any) -> str:
+    result = await client.call("session/new", {"cwd": str(workspace), **extra})
+    return result["sessionId"]
+
+
+async def open_session(
+    tmp_path: Path,
+    workspace: Path,
+    fake_llm: FakeModelServer,
+    caps: dict[str, Any] | None = None,
+    **config: Any,
+) -> tuple[AgentClient, str]:
+    """`start`, initialize with `caps`, and open a session in the workspace."""
+    client = await start(tmp_path, workspace, fake_llm, **config)
+    await client.initialize(caps)
+    return client, await new_session(client, workspace)
+
+
+def prompt(session_id: str, text: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
 def kinds(updates: list[dict[str, Any]]) -> list[str]:

@@ -7,8 +7,7 @@ import os
 import time
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import open_session
 
 QUESTIONS = {
     "questions": [
@@ -27,25 +26,6 @@ QUESTIONS = {
 }
 
 
-async def open_client(tmp_path, workspace, fake_llm, caps=None):
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
-    client = AgentClient()
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
-    await client.initialize(caps)
-    session_id = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
-    return client, session_id
-
-
 def prompt(session_id, text="go"):
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
@@ -58,7 +38,7 @@ async def test_multi_select_answers_reach_the_model(tmp_path, workspace, fake_ll
     fake_llm.script(
         Reply(tool_calls=[FakeToolCall("ask_user_question", QUESTIONS)]), Reply(text="thanks")
     )
-    client, session_id = await open_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
     client.on_question = lambda p: {
         "answers": {"Which runner?": "pytest", "Which folders?": ["src", "tests"]}
     }
@@ -91,7 +71,7 @@ async def test_client_without_questions_gets_user_not_reachable(tmp_path, worksp
         Reply(tool_calls=[FakeToolCall("ask_user_question", {"question": "Tabs or spaces?"})]),
         Reply(text="spaces then"),
     )
-    client, session_id = await open_client(tmp_path, workspace, fake_llm, caps={})
+    client, session_id = await open_session(tmp_path, workspace, fake_llm, caps={})
     try:
         await client.call("session/prompt", prompt(session_id))
     finally:
@@ -106,7 +86,7 @@ async def test_client_without_questions_gets_user_not_reachable(tmp_path, worksp
 async def test_question_timeout_gives_user_timeout(tmp_path, workspace, fake_llm):
     ask = {"question": "Proceed?", "options": ["yes", "no"], "timeoutMs": 1000}
     fake_llm.script(Reply(tool_calls=[FakeToolCall("ask_user_question", ask)]), Reply(text="ok"))
-    client, session_id = await open_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
 
     async def never(params):
         await asyncio.sleep(30)
@@ -122,7 +102,7 @@ async def test_question_timeout_gives_user_timeout(tmp_path, workspace, fake_llm
 
 async def test_cancel_while_question_pending_aborts(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(tool_calls=[FakeToolCall("ask_user_question", {"question": "?"})]))
-    client, session_id = await open_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
     asked = asyncio.Event()
     withdrawn = asyncio.Event()
 
@@ -158,7 +138,7 @@ def alive(pid: int) -> bool:
 async def test_cancel_kills_background_children(tmp_path, workspace, fake_llm):
     command = "sleep 100 & echo $$ $! > pids.txt; sleep 100"
     fake_llm.script(Reply(tool_calls=[FakeToolCall("bash", {"command": command})]))
-    client, session_id = await open_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
     pids_file = workspace / "pids.txt"
     try:
         task = asyncio.create_task(client.call("session/prompt", prompt(session_id)))
@@ -197,7 +177,7 @@ async def test_todo_write_streams_a_plan(tmp_path, workspace, fake_llm):
         Reply(tool_calls=[FakeToolCall("todo_write", bad)]),
         Reply(text="ok"),
     )
-    client, session_id = await open_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
     try:
         await client.call("session/prompt", prompt(session_id))
     finally:

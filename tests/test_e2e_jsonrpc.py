@@ -9,41 +9,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, kinds, server_env
+from tests.agent_client import AgentClient, kinds, new_session, prompt, server_env, start
 from tests.conftest import write_project_config
-
-PROVIDERS = {
-    "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
-    "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
-}
-
-
-async def start(tmp_path, workspace, fake_llm, provider="openai", **config):
-    model, key, url = PROVIDERS[provider]
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": provider,
-                "model": model,
-                "baseUrl": url(fake_llm),
-                "maxRetries": 0,
-            },
-            **config,
-        },
-    )
-    client = AgentClient()
-    await client.start(server_env(tmp_path, **{key: "test-key"}))
-    return client
-
-
-async def new_session(client, workspace, **extra):
-    result = await client.call("session/new", {"cwd": str(workspace), **extra})
-    return result["sessionId"]
-
-
-def prompt(session_id, text):
-    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
 def tool_result_sent(provider: str, body: dict) -> list:

@@ -12,8 +12,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.test_e2e_jsonrpc import new_session, prompt, start
+from tests.agent_client import AgentClient, new_session, prompt, server_env, start
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process checks")
 

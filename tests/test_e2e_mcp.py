@@ -14,8 +14,7 @@ from acp import schema
 
 from server.providers.openai import TOOL_IMAGES
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import AgentClient, server_env, use_fake_model
 from tests.mcp_servers import (
     DEMO,
     alive,
@@ -36,8 +35,7 @@ LOOKUP_TEXT = "mcp: Model Context Protocol\n[resource: glossary://mcp]\nModel Co
 
 def configure(tmp_path: Path, workspace: Path, fake_llm, user: dict, project: dict | None = None):
     """The fake model (its URL in the user config) plus `user` merged into the user config."""
-    llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}
-    write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}, **(project or {})})
+    use_fake_model(workspace, fake_llm, **(project or {}))
     path = tmp_path / "config" / "agentls" / "config.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), **user}))
 

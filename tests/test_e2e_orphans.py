@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
+from tests.agent_client import AgentClient, new_session, prompt, server_env, start
 from tests.conftest import write_project_config
 from tests.mcp_servers import DEMO, demo_entry, pids
-from tests.test_e2e_jsonrpc import new_session, prompt, start
 from tests.test_e2e_mcp import configure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux parent death")

@@ -4,34 +4,18 @@ decides what happens to the workspace and what the model is told."""
 from __future__ import annotations
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import new_session, prompt, start
 
 
 async def run_turn(tmp_path, workspace, fake_llm, replies, *, answer=None, caps=None, mode=None):
     fake_llm.script(*replies)
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
-    client = AgentClient()
+    client = await start(tmp_path, workspace, fake_llm)
     if answer:
         client.on_permission = lambda p: {"outcome": {"outcome": "selected", "optionId": answer}}
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
     try:
         await client.initialize(caps)
-        params = {"cwd": str(workspace)} | ({"mode": mode} if mode else {})
-        session_id = (await client.call("session/new", params))["sessionId"]
-        result = await client.call(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        session_id = await new_session(client, workspace, **({"mode": mode} if mode else {}))
+        result = await client.call("session/prompt", prompt(session_id, "go"))
     finally:
         await client.close()
     return client, result

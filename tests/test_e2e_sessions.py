@@ -12,15 +12,9 @@ import sys
 import time
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import AgentClient, server_env, use_fake_model
 
 CODEWORD = "PELICAN"
-
-
-def configure(workspace, fake_llm):
-    llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}
-    write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}})
 
 
 async def start(tmp_path) -> AgentClient:
@@ -65,7 +59,7 @@ def journal_view(updates, prompts):
 
 async def test_a_session_survives_a_restart_with_its_full_context(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("hello from notes\n")
-    configure(workspace, fake_llm)
+    use_fake_model(workspace, fake_llm)
     fake_llm.script(
         Reply(text="Noted."),
         Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"}, id="call_r")]),
@@ -120,7 +114,7 @@ async def test_a_session_survives_a_restart_with_its_full_context(tmp_path, work
 async def test_kill_9_mid_turn_keeps_completed_turns_and_aborts_the_cut_one(
     tmp_path, workspace, fake_llm
 ):
-    configure(workspace, fake_llm)
+    use_fake_model(workspace, fake_llm)
     words = " ".join(f"word{i}" for i in range(200))
     fake_llm.script(Reply(text="First answer."), Reply(text=words, chunk_delay=0.2))
     first = await start(tmp_path)
@@ -199,7 +193,7 @@ def run_print(tmp_path, workspace, *args):
 
 
 async def test_stream_json_resume_and_continue_carry_the_context(tmp_path, workspace, fake_llm):
-    configure(workspace, fake_llm)
+    use_fake_model(workspace, fake_llm)
     fake_llm.script(
         Reply(text="Noted."),
         lambda body: Reply(text="yes" if CODEWORD in json.dumps(body["messages"]) else "no"),

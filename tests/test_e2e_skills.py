@@ -15,8 +15,7 @@ from server.providers.messages import is_turn_context
 from server.providers.scripted import ScriptedReply
 from server.skills import BUILTIN_DIR
 from server.testing.fake_llm import Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import open_session, server_env
 from tests.test_e2e_subagents import Harness, results
 
 GREET = """---
@@ -149,31 +148,12 @@ async def test_a_slash_command_in_a_prompt_runs_the_skill(tmp_path):
 # -- over real stdio ----------------------------------------------------------------------------
 
 
-async def start_client(tmp_path, workspace, fake_llm):
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
-    client = AgentClient()
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
-    await client.initialize()
-    return client
-
-
 async def test_slash_command_and_skill_catalogue_over_json_rpc(tmp_path, workspace, fake_llm):
     add_skill(workspace, "greet", GREET)
     broken = add_skill(workspace, "broken", "---\nname: broken\ndescription: [oops\n---\n")
     fake_llm.script(Reply(text="reviewed"))
-    client = await start_client(tmp_path, workspace, fake_llm)
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
     try:
-        session_id = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
         result = await client.call(
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "/review main"}]},

@@ -11,32 +11,8 @@ from server.agent.context import UNKNOWN, GitState, git_state
 from server.providers.messages import is_turn_context
 from server.providers.scripted import ScriptedReply
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import open_session, prompt
 from tests.test_e2e_subagents import Harness, results
-
-
-async def open_session(tmp_path, workspace, fake_llm):
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
-    client = AgentClient()
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
-    await client.initialize()
-    session_id = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
-    return client, session_id
-
-
-def prompt(session_id, text):
-    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
 def slow_step() -> Reply:

@@ -25,8 +25,7 @@ from server.providers.scripted import ScriptedProvider, ScriptedReply
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError, SessionService
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import new_session, prompt, start
 
 ALLOW = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
@@ -440,28 +439,12 @@ async def test_subagent_permission_over_json_rpc(tmp_path, workspace, fake_llm):
         return Reply(text="the plan is written")
 
     fake_llm.script(*[reply] * 4)
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
-    client = AgentClient()
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
+    client = await start(tmp_path, workspace, fake_llm)
     try:
         await client.initialize()
-        session = await client.call("session/new", {"cwd": str(workspace)})
+        session_id = await new_session(client, workspace)
         result = await asyncio.wait_for(
-            client.call(
-                "session/prompt",
-                {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "plan"}]},
-            ),
-            30,
+            client.call("session/prompt", prompt(session_id, "plan")), 30
         )
     finally:
         await client.close()

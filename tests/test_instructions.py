@@ -8,8 +8,7 @@ from pathlib import Path
 
 from server.agent.instructions import HEADER, Instructions, candidate_files
 from server.testing.fake_llm import Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import new_session, prompt, start
 
 
 def make_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -83,18 +82,12 @@ def test_the_total_is_capped_with_a_note_and_files_can_be_chosen(tmp_path: Path)
 
 async def test_instructions_reach_the_model_over_json_rpc(tmp_path, workspace, fake_llm) -> None:
     (workspace / "AGENTS.md").write_text("Always run `make check` before you finish.\n")
-    write_project_config(
-        workspace,
-        {"llm": {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake_llm.openai_base_url}},
-    )
     fake_llm.script(Reply(text="noted"))
-    client = AgentClient()
-    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
+    client = await start(tmp_path, workspace, fake_llm)
     try:
         await client.initialize()
-        session = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
-        params = {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
-        result = await client.call("session/prompt", params)
+        session_id = await new_session(client, workspace)
+        result = await client.call("session/prompt", prompt(session_id, "hi"))
     finally:
         await client.close()
     assert result["terminal"] == "completed", result
