@@ -117,17 +117,24 @@ class AgentClient(BaseLanguageClient):
 FAKE_MODELS = {
     "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
     "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
+    # Ollama takes no key; the variable is set all the same
+    "ollama": ("llama3.2", "OLLAMA_API_KEY", lambda f: f.ollama_base_url),
 }
 
 
 def use_fake_model(
-    workspace: Path, fake_llm: FakeModelServer, provider: str = "openai", **config: Any
+    workspace: Path,
+    fake_llm: FakeModelServer,
+    provider: str = "openai",
+    *,
+    user: dict[str, Any] | None = None,
+    **config: Any,
 ) -> None:
     """Point the workspace's config at the loopback fake model, without retries; `config` adds
-    top-level keys."""
+    top-level keys, `user` keys of the user config (`write_project_config`)."""
     model, _, url = FAKE_MODELS[provider]
     llm = {"provider": provider, "model": model, "baseUrl": url(fake_llm), "maxRetries": 0}
-    write_project_config(workspace, {"llm": llm, **config})
+    write_project_config(workspace, {"llm": llm, **config}, user=user)
 
 
 async def start(

@@ -13,30 +13,23 @@ from pathlib import Path
 import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import AgentClient, server_env
-from tests.conftest import write_project_config
+from tests.agent_client import FAKE_MODELS, AgentClient, server_env, use_fake_model
 
-WIRES = {
-    "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
-    "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
-    # Ollama takes no key and refuses no history: the test checks the pairing itself
-    "ollama": ("llama3.2", "OLLAMA_API_KEY", lambda f: f.ollama_base_url),
-}
+# Ollama refuses no history: with it the test checks the pairing itself
+WIRES = list(FAKE_MODELS)
 CLOSED = ("completed", "failed", "denied")
 SLOW = {"command": "sleep 30"}
 
 
 def configure(workspace, fake_llm, wire, *, permissions=None, **extra):
     """The permission mode goes to the user config: an untrusted project cannot set one."""
-    model, _, url = WIRES[wire]
-    llm = {"provider": wire, "model": model, "baseUrl": url(fake_llm), "maxRetries": 0}
     user = {"permissions": permissions} if permissions else None
-    write_project_config(workspace, {"llm": llm, **extra}, user=user)
+    use_fake_model(workspace, fake_llm, wire, user=user, **extra)
 
 
 async def start(tmp_path, wire) -> AgentClient:
     client = AgentClient()
-    await client.start(server_env(tmp_path, **{WIRES[wire][1]: "test-key"}))
+    await client.start(server_env(tmp_path, **{FAKE_MODELS[wire][1]: "test-key"}))
     await client.initialize()
     return client
 
@@ -122,7 +115,7 @@ TERMINAL = {
 }
 
 
-@pytest.mark.parametrize("wire", list(WIRES))
+@pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("scenario", list(FIRST))
 async def test_an_interrupted_turn_leaves_a_session_that_goes_on(
     tmp_path, workspace, fake_llm, wire, scenario

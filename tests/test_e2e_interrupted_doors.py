@@ -11,19 +11,14 @@ import sys
 import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import server_env
+from tests.agent_client import FAKE_MODELS, server_env
 from tests.test_acp_frontend import Editor, agentls_acp, text
 
-WIRES = {
-    "openai": ("gpt-5.5", "OPENAI_API_KEY", lambda f: f.openai_base_url),
-    "anthropic": ("claude-sonnet-4-6", "ANTHROPIC_API_KEY", lambda f: f.anthropic_base_url),
-    "ollama": ("llama3.2", "OLLAMA_API_KEY", lambda f: f.ollama_base_url),
-}
 SLOW = FakeToolCall("bash", {"command": "sleep 30"}, id="call_slow")
 
 
 def env_for(tmp_path, fake_llm, wire, **extra):
-    model, key, url = WIRES[wire]
+    model, key, url = FAKE_MODELS[wire]
     return server_env(
         tmp_path,
         AGENTLS_PROVIDER=wire,
@@ -69,7 +64,7 @@ def acp_calls(updates):
     return announced, closed
 
 
-@pytest.mark.parametrize("wire", list(WIRES))
+@pytest.mark.parametrize("wire", list(FAKE_MODELS))
 @pytest.mark.parametrize("scenario", ["cancel_bash", "cancel_permission"])
 async def test_acp_cancel_closes_the_call_and_the_session_goes_on(
     tmp_path, workspace, fake_llm, wire, scenario
@@ -184,7 +179,7 @@ def tool_results(frames: list[dict]) -> list[dict]:
     return out
 
 
-@pytest.mark.parametrize("wire", list(WIRES))
+@pytest.mark.parametrize("wire", list(FAKE_MODELS))
 async def test_stream_json_interrupt_answers_the_call_and_the_session_goes_on(
     tmp_path, workspace, fake_llm, wire
 ):
