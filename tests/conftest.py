@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,32 @@ def workspace(tmp_path: Path) -> Path:
 def fake_llm():
     with FakeModelServer() as server:
         yield server
+
+
+# -- the provider adapter tests ----------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    """The fake model, under the name the provider adapter tests give it."""
+    with FakeModelServer() as fake:
+        yield fake
+
+
+_OPENED: list = []
+
+
+def opened(provider):
+    """A provider a test made, to be closed by `close_providers` when the test ends."""
+    _OPENED.append(provider)
+    return provider
+
+
+@pytest.fixture
+async def close_providers() -> AsyncIterator[None]:
+    yield
+    while _OPENED:
+        await _OPENED.pop().aclose()
 
 
 def write_project_config(ws: Path, config: dict, *, user: dict | None = None) -> None:

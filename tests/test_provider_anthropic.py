@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -32,6 +31,7 @@ from server.providers.messages import (
     Usage,
 )
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+from tests.conftest import opened
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = "data:image/png;base64,iVBORw0KGgo="
@@ -40,20 +40,7 @@ SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 TOOLS = [ToolSpec("read", "Read a file", SCHEMA), ToolSpec("ls", "List a directory", {})]
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-OPEN: list = []
-
-
-@pytest.fixture(autouse=True)
-async def close_clients() -> AsyncIterator[None]:
-    yield
-    while OPEN:
-        await OPEN.pop().aclose()
+pytestmark = pytest.mark.usefixtures("close_providers")
 
 
 def provider(server: FakeModelServer, *, max_retries: int = 0):
@@ -64,8 +51,7 @@ def provider(server: FakeModelServer, *, max_retries: int = 0):
         base_url=server.anthropic_base_url,
         max_retries=max_retries,
     )
-    OPEN.append(anthropic_provider.create(settings))
-    return OPEN[-1]
+    return opened(anthropic_provider.create(settings))
 
 
 def ask(text: str = "hi", **kw) -> ModelRequest:

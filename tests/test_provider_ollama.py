@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,32 +29,19 @@ from server.providers.messages import (
     Usage,
 )
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+from tests.conftest import opened
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = "data:image/png;base64,iVBORw0KGgo="
 READ = ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {}}})
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-OPEN: list = []
-
-
-@pytest.fixture(autouse=True)
-async def close_clients() -> AsyncIterator[None]:
-    yield
-    while OPEN:
-        await OPEN.pop().aclose()
+pytestmark = pytest.mark.usefixtures("close_providers")
 
 
 def provider(base_url: str):
     settings = ProviderSettings(provider="ollama", model="llama3.2", base_url=base_url)
-    OPEN.append(ollama_provider.create(settings))
-    return OPEN[-1]
+    return opened(ollama_provider.create(settings))
 
 
 def ask(text: str = "hi", **kw) -> ModelRequest:

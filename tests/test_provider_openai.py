@@ -6,7 +6,6 @@ import asyncio
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -32,6 +31,7 @@ from server.providers.messages import (
     Usage,
 )
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+from tests.conftest import opened
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = "data:image/png;base64,iVBORw0KGgo="
@@ -42,20 +42,7 @@ READ_TOOL = ToolSpec(
 )
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-OPEN: list = []
-
-
-@pytest.fixture(autouse=True)
-async def close_clients() -> AsyncIterator[None]:
-    yield
-    while OPEN:
-        await OPEN.pop().aclose()
+pytestmark = pytest.mark.usefixtures("close_providers")
 
 
 def provider(base_url: str, *, max_retries: int = 0, name: str = "openai", api_key="sk-test"):
@@ -66,8 +53,7 @@ def provider(base_url: str, *, max_retries: int = 0, name: str = "openai", api_k
         base_url=base_url,
         max_retries=max_retries,
     )
-    OPEN.append(openai_provider.create(settings))
-    return OPEN[-1]
+    return opened(openai_provider.create(settings))
 
 
 def ask(text: str = "hi", **kw) -> ModelRequest:

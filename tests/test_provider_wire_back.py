@@ -5,7 +5,6 @@ loopback fake; builders are called directly."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -33,6 +32,7 @@ from server.providers.messages import (
 from server.providers.thinking import ThinkingRequest
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 from server.testing.fake_rules import signature
+from tests.conftest import opened
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 CALL = ToolCallPart("call_a", "list_dir", {})
@@ -40,26 +40,12 @@ REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p"}
 DETAIL = {"type": "reasoning.text", "text": "plan", "signature": "sig_x", "index": 0}
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-OPEN: list = []
-
-
-@pytest.fixture(autouse=True)
-async def close_clients() -> AsyncIterator[None]:
-    yield
-    while OPEN:
-        await OPEN.pop().aclose()
+pytestmark = pytest.mark.usefixtures("close_providers")
 
 
 def create(module, name: str, model: str, base_url: str):
     settings = ProviderSettings(provider=name, model=model, api_key="k", base_url=base_url)
-    OPEN.append(module.create(settings))
-    return OPEN[-1]
+    return opened(module.create(settings))
 
 
 def ask(model: str, *messages: Message) -> ModelRequest:

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import anthropic
 import openai
 import pytest
 
 from server.testing.fake_llm import FakeModelServer, Reply
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
 
 
 def openai_call(server: FakeModelServer, messages: list) -> None:
