@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from protocol.methods import PermissionOption
+from protocol.methods import PermissionMode, PermissionOption
 from protocol.updates import WorkspaceTrust
 from server.policy import paths as real_paths
 from server.policy.guards import command_guard
@@ -27,7 +27,7 @@ from server.tools.names import canonical_name
 from server.trust import verdict
 
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
-MODE_DESCRIPTIONS = {
+MODE_DESCRIPTIONS: dict[PermissionMode, str] = {
     "default": "Ask before edits, commands and fetches",
     "plan": "Read-only: the agent may look but not change anything",
     "acceptEdits": "Edit files freely; still ask before commands",

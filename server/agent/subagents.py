@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from protocol.methods import AskQuestionResult, RequestPermissionResult
 from protocol.updates import (
@@ -132,7 +132,12 @@ class SubagentSink:
         self._titles: dict[str, str] = {}
         self._edits: dict[str, list[str]] = {}
 
-    def status(self, status: str, summary: str | None, files: list[str] | None = None) -> None:
+    def status(
+        self,
+        status: Status | Literal["running"],
+        summary: str | None,
+        files: list[str] | None = None,
+    ) -> None:
         self.parent.emit(
             SubagentUpdate(
                 id=self.id, profile=self.profile, status=status, summary=summary, output_files=files

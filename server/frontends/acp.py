@@ -43,6 +43,10 @@ from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError, SessionService
 from server.turn import UserNotReachable
 
+ToolCallContent = (
+    schema.ContentToolCallContent | schema.FileEditToolCallContent | schema.TerminalToolCallContent
+)
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -125,9 +129,11 @@ class AcpDoor:
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         await self.flush()
         call = params.tool_call
-        reason = call.reason and [
-            schema.ContentToolCallContent(type="content", content=view.text_block(call.reason))
-        ]
+        reason: list[ToolCallContent] | None = (
+            [schema.ContentToolCallContent(type="content", content=view.text_block(call.reason))]
+            if call.reason
+            else None
+        )
         tool_call = schema.ToolCallUpdate(
             tool_call_id=call.tool_call_id,
             title=call.title,
@@ -326,8 +332,10 @@ class AcpDoor:
         fs = self.client.fs
         read, write = bool(fs and fs.read_text_file), bool(fs and fs.write_text_file)
         session = self.service.sessions.get(session_id)
-        use = self.service.offer(session_id).use_editor_files if session else None
-        if use is None or not (read or write):
+        if session is None or not (read or write):
+            return
+        use = self.service.offer(session_id).use_editor_files
+        if use is None:
             return
         use(EditorFiles(self.conn, session_id, session.cwd, read=read, write=write))
 

@@ -85,7 +85,8 @@ class CheckedLines:
                     self._prompts.add(message["id"])
                     self._answered.clear()
                 return message
-            await self.send(reply)
+            if reply is not None:
+                await self.send(reply)
 
     async def close(self) -> None:
         async with self._lock:

@@ -225,7 +225,11 @@ def embedded_text(resource: acp.TextResourceContents | acp.BlobResourceContents)
 
 def prompt_response(result: PromptResult) -> acp.PromptResponse:
     """A completed or cancelled turn; failed and timed-out turns are errors (`turn_error`)."""
-    stop = "cancelled" if result.terminal == "aborted" else result.stop_reason
+    match "cancelled" if result.terminal == "aborted" else result.stop_reason:
+        case "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled" as stop:
+            pass
+        case other:
+            raise ValueError(f"a turn that stopped with {other!r} is answered by turn_error")
     u = result.usage
     usage = acp.Usage(
         total_tokens=u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens,
@@ -264,7 +268,9 @@ def mode_state(info: SessionInfoResult) -> acp.SessionModeState:
     )
 
 
-def config_options(info: SessionInfoResult) -> list[acp.SessionConfigOptionSelect]:
+def config_options(
+    info: SessionInfoResult,
+) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
     """The model (category `model`) and the permission mode (category `mode`) as selects."""
     models = [
         acp.SessionConfigSelectOption(value=m.model_id, name=m.name, description=m.provider or None)

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
 
@@ -45,7 +46,7 @@ class StdinChunks:
         return await self._queue.get()
 
 
-async def read_lines(chunks: StdinChunks, *, limit: int) -> asyncio.AsyncIterator[bytes | None]:
+async def read_lines(chunks: StdinChunks, *, limit: int) -> AsyncIterator[bytes | None]:
     """NDJSON lines as bytes (multibyte characters may span reads). A line longer than
     `limit` is skipped and reported as None."""
     buf = bytearray()

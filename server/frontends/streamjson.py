@@ -26,6 +26,7 @@ from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
     NewSessionParams,
+    PermissionMode,
     PromptParams,
     RequestPermissionParams,
     RequestPermissionResult,
@@ -71,7 +72,7 @@ class StreamJsonOptions:
     permission_tool: str | None = None
     session_id: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
-    mode: str | None = None
+    mode: PermissionMode | None = None
     model: str | None = None
     resume: str | None = None
     """`--resume ID`: continue that stored session."""
@@ -186,7 +187,7 @@ class StreamJsonDoor:
         if self.stdin_closed:
             return ToolAnswer(behavior="deny", message="no client is listening (stdin closed)")
         request_id = f"agentls_{next(self._ids)}"
-        done, box = anyio.Event(), []
+        done, box = anyio.Event(), list[dict[str, Any]]()
         self._pending[request_id] = (done, box)
         self.write({"type": "control_request", "request_id": request_id, "request": request})
         try:

@@ -101,13 +101,13 @@ def show_command(args: argparse.Namespace, store: Store, out: TextIO = sys.stdou
     print(f"  created    {_local(record.created_at)}", file=out)
     print(f"  updated    {_local(record.updated_at)}", file=out)
     print(f"  turns      {len(turns)}", file=out)
-    turn_id, titles = None, {}
+    turn_id, titles = None, dict[str, str]()
     for entry in journal:
         if entry.turn_id != turn_id:
             turn_id = entry.turn_id
             print(f"\n── {turn_id} · {_local(entry.ts)} ──", file=out)
         if entry.update.get("kind") == "tool_call":
-            titles[entry.update.get("toolCallId")] = entry.update.get("title")
+            titles[entry.update.get("toolCallId", "")] = entry.update.get("title", "")
         print(render_entry(entry, titles), file=out)
     return 0
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from protocol import errors
 from protocol.methods import McpListParams, McpListResult, McpServerInfo
+from protocol.updates import McpServerStatus
 from server.config import ConfigError, load_config
-from server.mcp.config import ServerConfig, session_servers
+from server.mcp.config import ServerConfig, State, session_servers
 from server.sessions.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -59,13 +60,12 @@ async def mcp_list(service: Any, params: McpListParams) -> McpListResult:
 
 def configured(configs: list[ServerConfig]) -> list[McpServerInfo]:
     """Servers as configured for a workspace without a session (nothing is started)."""
-    states = {"enabled": "configured", "invalid": "failed"}
     return [
         McpServerInfo(
             name=c.name,
             transport=c.transport,
             source=c.source,
-            status=states.get(c.state, c.state),
+            status=listed_status(c.state),
             error=c.problem,
         )
         for c in configs
@@ -90,3 +90,13 @@ def claude_statuses(infos: list[McpServerInfo], *, detailed: bool = False) -> li
             ]
         out.append(entry)
     return out
+
+
+def listed_status(state: State) -> McpServerStatus:
+    match state:
+        case "enabled":
+            return "configured"
+        case "invalid":
+            return "failed"
+        case "disabled" | "untrusted":
+            return state

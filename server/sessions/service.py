@@ -16,7 +16,7 @@ import time
 import uuid
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -29,6 +29,7 @@ from protocol.methods import (
     ModelState,
     ModeState,
     NewSessionParams,
+    PermissionMode,
     PermissionOption,
     PromptParams,
     PromptResult,
@@ -44,7 +45,9 @@ from protocol.updates import (
     QuestionNote,
     SessionUpdateKind,
     StepFinish,
+    StopReason,
     StoreWarning,
+    Terminal,
     TurnEnd,
 )
 from server.agent.loop import wire_usage
@@ -230,7 +233,7 @@ class SessionService(StoredSessions):
             model=state["model"],
             provider=state["provider"],
             modes=ModeState(
-                current_mode_id=state["mode"],
+                current_mode_id=cast(PermissionMode, state["mode"]),
                 available_modes=[
                     ModeInfo(id=m, name=m, description=d) for m, d in MODE_DESCRIPTIONS.items()
                 ],
@@ -329,6 +332,8 @@ class SessionService(StoredSessions):
                     error = redact(str(exc)) or type(exc).__name__
         turn.live = False
         usage = wire_usage(turn.billed)
+        terminal: Terminal
+        stop: StopReason
         if scope.cancelled_caught:
             terminal, stop = "aborted", "cancelled"
         elif deadline_scope.cancelled_caught:

@@ -322,7 +322,7 @@ class Store:
         self, cwd: str | None, cursor: str | None, limit: int
     ) -> tuple[list[SessionRecord], str | None]:
         """Sessions that ran at least one turn, newest first; keyset pagination."""
-        where, args = ["title != ''"], []
+        where, args = ["title != ''"], list[Any]()
         if cwd is not None:
             where.append("cwd = ?")
             args.append(cwd)
