@@ -13,7 +13,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -41,13 +41,14 @@ class AgentlsServer(LanguageServer):
         super().__init__(
             "agentls", __version__, protocol_cls=AgentlsProtocol, converter_factory=make_converter
         )
-        self.channel = JsonRpcChannel(self.protocol)
+        protocol = cast(AgentlsProtocol, self.protocol)  # pygls types it as its base class
+        self.channel = JsonRpcChannel(protocol)
         self.service = service_factory(self.channel)
         self._prompt_ids: dict[Any, str] = {}
         self._prompts: set[asyncio.Task] = set()
         self._background: set[asyncio.Task] = set()
         self.shutting_down = False
-        self.protocol.on_cancel_request = self._cancel_prompt
+        protocol.on_cancel_request = self._cancel_prompt
         handlers = Handlers(self.service)
         for method in METHODS:
             if method.direction == "client_to_server":
@@ -78,7 +79,7 @@ class AgentlsServer(LanguageServer):
         self.service.cancel(session_id)
         return True
 
-    async def shutdown(self, msg_id: Any) -> None:
+    async def shutdown_after_turns(self, msg_id: Any) -> None:
         """LSP `shutdown`: running turns end `aborted` and their `session/prompt` requests get
         their normal responses first; then `shutdown` answers. Requests after it get -32600."""
         self.shutting_down = True
@@ -114,7 +115,7 @@ class AgentlsServer(LanguageServer):
                 self.send_error(msg_id, errors.INVALID_REQUEST, "the server is shutting down")
             return
         if is_request and method == lsp.SHUTDOWN:
-            task = asyncio.get_running_loop().create_task(self.shutdown(msg_id))
+            task = asyncio.get_running_loop().create_task(self.shutdown_after_turns(msg_id))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
             return

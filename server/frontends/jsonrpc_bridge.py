@@ -55,12 +55,12 @@ class AgentlsProtocol(LanguageServerProtocol):
     client_agentls: dict[str, Any] = {}
     on_cancel_request: Callable[[Any], bool] | None = None
 
-    def get_message_type(self, method: str):
+    def get_message_type(self, method: str):  # type: ignore[override]  # pygls caches it
         if method in BY_NAME:
             return RawNotification if BY_NAME[method].is_notification else RawRequest
         return super().get_message_type(method)
 
-    def get_result_type(self, method: str):
+    def get_result_type(self, method: str):  # type: ignore[override]  # pygls caches it
         if method in BY_NAME:
             return RawResponse
         return super().get_result_type(method)
