@@ -84,6 +84,9 @@ class StreamingEngine:
     def snapshot(self, handle):
         return {"provider": "bench", "model": "bench", "mode": "default", "history": []}
 
+    def unsent_steers(self, handle):
+        return []
+
     async def run_turn(self, handle, turn, sink):
         for n, update in enumerate(events(self.per_turn)):
             sink.emit(update)

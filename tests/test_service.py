@@ -54,6 +54,9 @@ class LingeringEngine:
         self.tg.start_soon(late)
         return TurnOutcome("end_turn", Usage(1, 1))
 
+    def unsent_steers(self, handle):
+        return []
+
     async def close_session(self, handle):
         pass
 

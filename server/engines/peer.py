@@ -209,6 +209,12 @@ class ExternalEngine:
         """The other agent's tools and commands are its own; none are listed here."""
         return SessionOffer()
 
+    def unsent_steers(self, handle: Any) -> list[str]:
+        return []  # steering is refused, so nothing is ever queued
+
+    async def attach_mcp_servers(self, handle: Any, servers: dict[str, Any]) -> None:
+        log.warning("engine %s does not run MCP servers; ignoring %s", self.id, list(servers))
+
     def steer(self, handle: Any, text: str) -> None:
         raise EngineError(
             f"the {self.id} engine cannot steer a running turn; send it as the next prompt"

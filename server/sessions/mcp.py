@@ -34,13 +34,7 @@ async def attach_servers(service: Any, session_id: str, servers: Mapping[str, An
     if not servers:
         return
     session = service.get(session_id)
-    attach = getattr(session.engine, "attach_mcp_servers", None)
-    if attach is None:
-        log.warning(
-            "engine %s does not run MCP servers; ignoring %s", session.engine.id, list(servers)
-        )
-        return
-    await attach(session.handle, dict(servers))
+    await session.engine.attach_mcp_servers(session.handle, dict(servers))
 
 
 async def mcp_list(service: Any, params: McpListParams) -> McpListResult:

@@ -100,18 +100,15 @@ class Recorder:
     def step_finished(self, session: Session, turn: Turn) -> None:
         """A finished step is saved at once: a crash later in the turn keeps it (and the todos
         it wrote), so the history resumes where the journal shows."""
-        state = self._new_messages(session)
-        if state is not None:
-            self.store.save_step(session.id, turn.id, state)
+        self.store.save_step(session.id, turn.id, self._new_messages(session))
 
-    def _new_messages(self, session: Session) -> dict[str, Any] | None:
+    def _new_messages(self, session: Session) -> dict[str, Any]:
         """The engine's snapshot with only the messages not stored yet (from `historyStart`)."""
         state = snapshot(session)
-        if state is not None:
-            history = state.pop("history", [])
-            start = min(self._saved.get(session.id, 0), len(history))
-            state["history"], state["historyStart"] = history[start:], start
-            self._saved[session.id] = len(history)
+        history = state.pop("history", [])
+        start = min(self._saved.get(session.id, 0), len(history))
+        state["history"], state["historyStart"] = history[start:], start
+        self._saved[session.id] = len(history)
         return state
 
     def state_changed(self, session: Session) -> None:
@@ -142,7 +139,6 @@ class Recorder:
         return await anyio.to_thread.run_sync(fn, *args)
 
 
-def snapshot(session: Session) -> dict[str, Any] | None:
-    """The engine's snapshot, for engines that can take one."""
-    take = getattr(session.engine, "snapshot", None)
-    return dict(take(session.handle)) if take else None
+def snapshot(session: Session) -> dict[str, Any]:
+    """The engine's snapshot of the session."""
+    return dict(session.engine.snapshot(session.handle))

@@ -437,9 +437,8 @@ class SessionService(StoredSessions):
 
 
 def unsent_steers(session: Session) -> list[str]:
-    """Steers the ended turn never took, taken back from engines that queue them."""
-    take = getattr(session.engine, "unsent_steers", None)
-    return list(take(session.handle)) if take else []
+    """Steers the ended turn never took, taken back from the engine."""
+    return list(session.engine.unsent_steers(session.handle))
 
 
 class BadPrompt(Exception):

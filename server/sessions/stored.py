@@ -141,12 +141,8 @@ class StoredSessions:
             subagent=snapshot.get("subagent"),
             search=self.store,
         )
-        restore = getattr(engine, "restore", None)
         try:
-            if restore is not None:
-                handle = await restore(spec, snapshot)
-            else:
-                handle = await engine.create_session(spec)
+            handle = await engine.restore(spec, snapshot)
         except EngineError as exc:
             raise ServiceError(errors.PROVIDER_UNAVAILABLE, str(exc)) from exc
         return self._adopt(session_id, cwd, config, engine, handle)
