@@ -47,7 +47,8 @@ class LinePipe:
     def send(self, message) -> None:
         self.write(json.dumps(message).encode() + b"\n")
 
-    async def read(self, timeout: float = 20) -> dict:
+    async def read(self, timeout: float = 180) -> dict:
+        # generous: the first line waits for a cold start on a machine that may be loaded
         line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
         assert line, "the process closed stdout"
         return json.loads(line)
