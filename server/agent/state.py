@@ -6,7 +6,7 @@ skills, subagent place, and what each model call is built from. A subagent is an
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,7 +16,7 @@ from server.agent.instructions import Instructions
 from server.agent.view import ContextView
 from server.permissions import PermissionState
 from server.providers import catalog, images, options, thinking
-from server.providers.base import Provider, ProviderSettings
+from server.providers.base import Provider, ProviderFactory, ProviderSettings
 from server.providers.messages import Message, ModelRequest, StreamEvent, ToolSpec, Usage
 from server.providers.registry import ProviderConfigError, infer_provider, resolve_settings, wire_of
 from server.providers.retry import RetryPolicy, StreamRestart, stream_with_retries
@@ -25,8 +25,6 @@ from server.tools.base import Tool, ToolContext
 from server.turn import SessionSpec, TurnSink
 
 log = logging.getLogger(__name__)
-
-ProviderFactory = Callable[[ProviderSettings], Provider]
 
 
 @dataclass

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from protocol.methods import McpServerInfo
-from server.agent.profiles import ProfileRegistry
-from server.skills import SkillCatalog
-from server.tools.base import FileAccess
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
+
+if TYPE_CHECKING:  # names for the catalogue's fields; every door imports this module at start
+    from protocol.methods import McpServerInfo
+    from server.agent.profiles import ProfileRegistry
+    from server.skills import SkillCatalog
+    from server.tools.base import FileAccess
 
 
 class EngineError(Exception):

@@ -21,12 +21,13 @@ from server.agent.loop import run_turn
 from server.agent.profiles import Profile, ProfileRegistry
 from server.agent.prompt_commands import prompt_message
 from server.agent.snapshot import apply_native_snapshot, native_snapshot
-from server.agent.state import AgentSession, ProviderFactory
+from server.agent.state import AgentSession
 from server.agent.task import task_tools
 from server.engines.base import Command, EngineCapabilities, EngineError, SessionOffer
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
+from server.providers.base import ProviderFactory
 from server.providers.messages import Usage
 from server.providers.registry import (
     ProviderConfigError,

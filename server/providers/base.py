@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,3 +28,7 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model call. Raises `ProviderError` on failure."""
         ...
+
+
+ProviderFactory = Callable[[ProviderSettings], Provider]
+"""Makes the provider a session's settings name (the seam tests and tracing use)."""

@@ -10,20 +10,18 @@ passes through.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from server.providers.base import Provider, ProviderSettings
+from server.providers.base import Provider, ProviderFactory, ProviderSettings
 from server.providers.codec import request_to_dict, to_dict
 from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
 
 if TYPE_CHECKING:
     from server.sessions.store import Store
-
-ProviderFactory = Callable[[ProviderSettings], Provider]
 
 
 @dataclass(frozen=True)
