@@ -24,6 +24,8 @@ Content-Length: {length}\\r\\n
 ```
 
 - `Content-Length` counts bytes of the body; other headers are ignored.
+- The server writes `Content-Type: application/vscode-jsonrpc; charset=utf-8` after the length
+  on every message, as LSP servers do; the body is always UTF-8.
 - Messages are JSON-RPC 2.0 requests, responses and notifications; ids are strings or integers;
   batches are not supported. Fields are camelCase.
 - stdout carries frames only. Logs go to stderr and to `logs/serve.log` in the data dir: read or
@@ -37,7 +39,10 @@ Content-Length: {length}\\r\\n
 LIFECYCLE = """\
 The lifecycle is plain LSP, so `vscode-languageclient`, LSP4J and similar clients work as is:
 
-1. the client sends `initialize` with its capabilities, and waits for the answer;
+1. the client sends `initialize` with its capabilities, and waits for the answer. Any other
+   request before it is answered `-32002` (LSP's `ServerNotInitialized`) and notifications are
+   dropped, except `exit`. The answer's `capabilities` hold only `experimental.agentls`:
+   agentls implements none of LSP's language features (no text-document sync);
 2. the client sends the `initialized` notification;
 3. sessions: `session/new` (or `session/load`), then turns with `session/prompt`;
 4. the client sends `shutdown`: running turns end `aborted` (their commands are killed), each
@@ -144,7 +149,7 @@ stream as `session/update` notifications meanwhile; the response carries the ter
   history up to the last write that landed).
 - **Nothing arrives late.** Whatever an engine, tool or subagent produces after its turn's
   terminal is dropped: never delivered, never stored.
-- **One turn at a time.** A prompt to a session that is running a turn fails with `-32002`.
+- **One turn at a time.** A prompt to a session that is running a turn fails with `-31002`.
   To add to a running turn, use `session/steer`.
 - **Cancel** with the `session/cancel` notification, or with `$/cancelRequest` for the pending
   `session/prompt` id. The turn ends `aborted` within a second (shell commands are killed), and
@@ -198,7 +203,10 @@ permission and question handlers default to `reject` and `decline`. Runnable exa
 
 ERRORS_INTRO = """\
 Errors are JSON-RPC error responses. `-32602` carries `data`: a list of
-`{"path", "message", "type"}`, one per failing field."""
+`{"path", "message", "type"}`, one per failing field. JSON-RPC reserves -32768..-32000 for its
+own codes and LSP's (-32099..-32000, -32899..-32800); agentls's own codes are outside that
+range, from -31001 down, so no LSP library mistakes one for another. The schema lists the codes
+under `errors` and their names under `errorNames`."""
 
 METHOD_ERRORS: dict[str, tuple[int, ...]] = {
     "session/new": (errors.ENGINE_UNAVAILABLE, errors.PROVIDER_UNAVAILABLE),

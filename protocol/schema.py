@@ -12,15 +12,18 @@ from pathlib import Path
 
 from pydantic.json_schema import models_json_schema
 
-from protocol.errors import ERROR_CODES
+from protocol.errors import ERROR_CODES, ERROR_NAMES
+from protocol.lifecycle import LIFECYCLE
 from protocol.methods import METHODS, PROTOCOL_VERSION
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "agentls.schema.json"
 REGENERATE = "python -m protocol.schema"
+NULL = {"type": "null"}
 
 
 def build_schema() -> dict:
     models = {m.params for m in METHODS} | {m.result for m in METHODS if m.result}
+    models |= {m.params for m in LIFECYCLE if m.params} | {m.result for m in LIFECYCLE if m.result}
     ordered = sorted(models, key=lambda m: m.__name__)
     refs, schema = models_json_schema(
         [(m, "validation") for m in ordered],
@@ -39,12 +42,21 @@ def build_schema() -> dict:
         else:
             entry["result"] = ref(m.result)
         methods[m.name] = entry
+    for lm in LIFECYCLE:
+        entry = {"direction": "client_to_server", "description": lm.doc, "lifecycle": True}
+        entry["params"] = ref(lm.params) if lm.params else NULL
+        if lm.notification:
+            entry["notification"] = True
+        else:
+            entry["result"] = ref(lm.result) if lm.result else NULL
+        methods[lm.name] = entry
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agentls JSON-RPC protocol",
         "protocolVersion": PROTOCOL_VERSION,
         "methods": methods,
         "errors": {str(code): text for code, text in ERROR_CODES.items()},
+        "errorNames": {str(code): name for code, name in ERROR_NAMES.items()},
         "$defs": schema["$defs"],
     }
 

@@ -175,7 +175,7 @@ async def test_second_prompt_during_turn_is_busy(tmp_path, workspace, fake_llm):
         result = await first
     finally:
         await client.close()
-    assert busy.value.code == -32002
+    assert busy.value.code == -31002
     assert result["terminal"] == "completed", result
 
 
@@ -191,7 +191,7 @@ async def test_unknown_session_and_invalid_params(tmp_path, workspace, fake_llm)
             await client.call("session/new", {})
     finally:
         await client.close()
-    assert unknown.value.code == -32001
+    assert unknown.value.code == -31001
     assert bad.value.code == -32602 and "prompt" in bad.value.message
     assert bad.value.data == [
         {"path": "prompt", "message": "Input should be a valid list", "type": "list_type"}
@@ -211,5 +211,5 @@ async def test_missing_key_is_a_clear_error(tmp_path, workspace):
             await client.call("session/new", {"cwd": str(workspace), "provider": "nonesuch"})
     finally:
         await client.close()
-    assert err.value.code == -32004 and "ANTHROPIC_API_KEY" in err.value.message
-    assert unknown.value.code == -32004 and "nonesuch" in unknown.value.message
+    assert err.value.code == -31004 and "ANTHROPIC_API_KEY" in err.value.message
+    assert unknown.value.code == -31004 and "nonesuch" in unknown.value.message

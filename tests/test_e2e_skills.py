@@ -188,7 +188,7 @@ async def test_slash_command_and_skill_catalogue_over_json_rpc(tmp_path, workspa
     assert "invalid YAML" in by_session["warnings"][0]["message"]
     assert [a["name"] for a in agents["subagents"]] == ["explorer", "executor", "design"]
     assert neither.value.code == -32602 and "sessionId or cwd" in neither.value.message
-    assert unknown.value.code == -32001
+    assert unknown.value.code == -31001
 
 
 def test_slash_command_through_stream_json_print_mode(tmp_path, workspace):

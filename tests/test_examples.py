@@ -63,7 +63,7 @@ def test_ask_reports_a_refused_session(tmp_path, workspace):
     env = server_env(tmp_path)  # no API key anywhere
     out = run_example("ask.py", "--cwd", str(workspace), "--provider", "anthropic", "hi", env=env)
     assert out.returncode == 2 and out.stdout == ""
-    assert "ANTHROPIC_API_KEY" in out.stderr and "-32004" in out.stderr
+    assert "ANTHROPIC_API_KEY" in out.stderr and "-31004" in out.stderr
 
 
 def test_batch_runs_sessions_in_parallel_and_prints_json(tmp_path, fake_llm):

@@ -392,7 +392,7 @@ async def test_closed_sessions_come_back_with_history_rules_and_mode(tmp_path):
     with pytest.raises(ServiceError) as unknown:
         await again.load("sess_nope")
     await again.close_all()
-    assert unknown.value.code == -32001
+    assert unknown.value.code == -31001
 
 
 def test_snapshots_round_trip_through_json():

@@ -43,6 +43,24 @@ function refName(ref) {
   return ref.$ref.split("/").pop();
 }
 
+/** `{"type": "null"}` (lifecycle messages without params or result) or a `$ref`. */
+function typeOf(node) {
+  return node.$ref ? refName(node) : "null";
+}
+
+function errorTable(schema) {
+  const lines = ["/** Every error code, from protocol/errors.py. */", "export const ErrorCode = {"];
+  const codes = Object.keys(schema.errors).sort((a, b) => Number(b) - Number(a));
+  for (const code of codes) {
+    lines.push(`  /** ${schema.errors[code]} */`);
+    lines.push(`  ${schema.errorNames[code]}: ${code},`);
+  }
+  lines.push("} as const;");
+  lines.push("export type ErrorCodeName = keyof typeof ErrorCode;");
+  lines.push("");
+  return lines.join("\n");
+}
+
 function methodTables(methods) {
   const entries = Object.entries(methods).sort(([a], [b]) => a.localeCompare(b));
   const constName = (name) =>
@@ -68,11 +86,11 @@ function methodTables(methods) {
     for (const [name, m] of entries) {
       if (m.direction !== direction || Boolean(m.notification) !== notification) continue;
       lines.push(`  /** ${m.description} */`);
-      const params = refName(m.params);
+      const params = typeOf(m.params);
       lines.push(
         notification
           ? `  ${JSON.stringify(name)}: ${params};`
-          : `  ${JSON.stringify(name)}: { params: ${params}; result: ${refName(m.result)} };`,
+          : `  ${JSON.stringify(name)}: { params: ${params}; result: ${typeOf(m.result)} };`,
       );
     }
     lines.push("}");
@@ -109,7 +127,13 @@ export async function render() {
     style: { printWidth: 100, singleQuote: false },
   });
   const header = `export const PROTOCOL_VERSION = ${JSON.stringify(schema.protocolVersion)};\n\n`;
-  return types.replace(/\*\/\n/, `*/\n\n${header}`) + "\n" + methodTables(schema.methods);
+  return (
+    types.replace(/\*\/\n/, `*/\n\n${header}`) +
+    "\n" +
+    methodTables(schema.methods) +
+    "\n" +
+    errorTable(schema)
+  );
 }
 
 async function main() {

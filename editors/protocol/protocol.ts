@@ -7,6 +7,8 @@ export const PROTOCOL_VERSION = 1;
 export interface AgentlsWireTypes {
   AgentMessageChunk?: AgentMessageChunk;
   AgentThoughtChunk?: AgentThoughtChunk;
+  AgentlsClientCapabilities?: AgentlsClientCapabilities;
+  AgentlsServerCapabilities?: AgentlsServerCapabilities;
   AskQuestionParams?: AskQuestionParams;
   AskQuestionResult?: AskQuestionResult;
   CatalogWarning?: CatalogWarning;
@@ -15,7 +17,14 @@ export interface AgentlsWireTypes {
   Empty?: Empty;
   EngineInfo?: EngineInfo;
   EnginesListResult?: EnginesListResult;
+  ExperimentalClientCapabilities?: ExperimentalClientCapabilities;
+  ExperimentalServerCapabilities?: ExperimentalServerCapabilities;
   ImageContent?: ImageContent;
+  Implementation?: Implementation;
+  InitializeClientCapabilities?: InitializeClientCapabilities;
+  InitializeParams?: InitializeParams;
+  InitializeResult?: InitializeResult;
+  InitializedParams?: InitializedParams;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
   LoadSessionParams?: LoadSessionParams;
@@ -52,6 +61,7 @@ export interface AgentlsWireTypes {
   SearchHit?: SearchHit;
   SearchSessionsParams?: SearchSessionsParams;
   SearchSessionsResult?: SearchSessionsResult;
+  ServerCapabilities?: ServerCapabilities;
   SessionInfoResult?: SessionInfoResult;
   SessionRef?: SessionRef;
   SessionSummary?: SessionSummary;
@@ -98,6 +108,58 @@ export interface AgentMessageChunk {
 export interface AgentThoughtChunk {
   kind: "agent_thought_chunk";
   text: string;
+}
+/**
+ * What the client can show; each is false when absent.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AgentlsClientCapabilities".
+ */
+export interface AgentlsClientCapabilities {
+  /**
+   * It can render the `diff` of a `tool_call_update`.
+   */
+  diffs?: boolean;
+  /**
+   * It can send and show images.
+   */
+  images?: boolean;
+  /**
+   * It answers `session/request_permission`. Without it, every tool call that needs approval
+   * is refused and the model is told so.
+   */
+  permissions?: boolean;
+  /**
+   * It answers `session/ask_question`. Without it, `ask_user_question` returns
+   * `user_not_reachable` and the model proceeds on its own.
+   */
+  questions?: boolean;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AgentlsServerCapabilities".
+ */
+export interface AgentlsServerCapabilities {
+  /**
+   * Engine ids `session/new` accepts.
+   */
+  engines: string[];
+  /**
+   * Optional features this server has: `steer`, `images`, `permissions`, `questions`, `mcp`.
+   */
+  features: string[];
+  /**
+   * The version of this protocol; it changes only with a breaking change.
+   */
+  protocolVersion: number;
+  /**
+   * Model provider ids `session/new` accepts.
+   */
+  providers: string[];
+  /**
+   * The agentls version.
+   */
+  version: string;
 }
 /**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -205,6 +267,20 @@ export interface EnginesListResult {
   engines: EngineInfo[];
 }
 /**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ExperimentalClientCapabilities".
+ */
+export interface ExperimentalClientCapabilities {
+  agentls?: AgentlsClientCapabilities | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ExperimentalServerCapabilities".
+ */
+export interface ExperimentalServerCapabilities {
+  agentls: AgentlsServerCapabilities;
+}
+/**
  * An attached image, base64 encoded.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -221,6 +297,56 @@ export interface ImageContent {
   mimeType: string;
   type: "image";
 }
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Implementation".
+ */
+export interface Implementation {
+  name: string;
+  version?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "InitializeClientCapabilities".
+ */
+export interface InitializeClientCapabilities {
+  experimental?: ExperimentalClientCapabilities | null;
+}
+/**
+ * LSP's `initialize` params; agentls reads `capabilities.experimental.agentls`.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "InitializeParams".
+ */
+export interface InitializeParams {
+  capabilities: InitializeClientCapabilities;
+  clientInfo?: Implementation | null;
+  processId?: number | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "InitializeResult".
+ */
+export interface InitializeResult {
+  capabilities: ServerCapabilities;
+  serverInfo: Implementation;
+}
+/**
+ * Only `experimental.agentls`: agentls implements none of LSP's language features.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ServerCapabilities".
+ */
+export interface ServerCapabilities {
+  experimental: ExperimentalServerCapabilities;
+}
+/**
+ * No fields.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "InitializedParams".
+ */
+export interface InitializedParams {}
 /**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
  * via the `definition` "ListSessionsParams".
@@ -1113,6 +1239,9 @@ export interface SubagentsListResult {
 /** Every method name, from the method table (protocol/methods.py). */
 export const Method = {
   EnginesList: "engines/list",
+  Exit: "exit",
+  Initialize: "initialize",
+  Initialized: "initialized",
   McpList: "mcp/list",
   ModelsList: "models/list",
   SessionAskQuestion: "session/ask_question",
@@ -1128,6 +1257,7 @@ export const Method = {
   SessionSetModel: "session/set_model",
   SessionSteer: "session/steer",
   SessionUpdate: "session/update",
+  Shutdown: "shutdown",
   SkillsList: "skills/list",
   SubagentsList: "subagents/list",
 } as const;
@@ -1136,6 +1266,8 @@ export type MethodName = (typeof Method)[keyof typeof Method];
 export interface ClientRequests {
   /** Engines this server can run. */
   "engines/list": { params: Empty; result: EnginesListResult };
+  /** The first request; any other before it is `-32002` (ServerNotInitialized). */
+  "initialize": { params: InitializeParams; result: InitializeResult };
   /** MCP servers of a session (live status and tools) or of a workspace (as configured). */
   "mcp/list": { params: McpListParams; result: McpListResult };
   /** Models known to the catalogue, for pickers. */
@@ -1158,6 +1290,8 @@ export interface ClientRequests {
   "session/set_model": { params: SetModelParams; result: Empty };
   /** Queue a user message into the running turn, before its next model call. */
   "session/steer": { params: SteerParams; result: SteerResult };
+  /** End every running turn (`aborted`), then answer `null`. */
+  "shutdown": { params: null; result: null };
   /** Skills a workspace can run (slash commands, the `skill` tool) and files that were skipped. */
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
   /** Subagent profiles the `task` tool can start in a workspace. */
@@ -1165,6 +1299,10 @@ export interface ClientRequests {
 }
 
 export interface ClientNotifications {
+  /** Exit the process (after `shutdown`). */
+  "exit": null;
+  /** The client has the `initialize` answer. */
+  "initialized": InitializedParams;
   /** Cancel the running turn; its prompt request then answers with terminal `aborted`. */
   "session/cancel": SessionRef;
 }
@@ -1184,3 +1322,30 @@ export interface ServerNotifications {
 export type SessionUpdate = SessionUpdateParams["update"];
 export type SessionUpdateKindName = SessionUpdate["kind"];
 export type ContentBlock = PromptParams["prompt"][number];
+
+/** Every error code, from protocol/errors.py. */
+export const ErrorCode = {
+  /** no session with that id */
+  SessionNotFound: -31001,
+  /** the session is running a turn; cancel it, wait, or steer */
+  SessionBusy: -31002,
+  /** the requested engine cannot start */
+  EngineUnavailable: -31003,
+  /** the model provider is unknown or not configured (e.g. missing API key) */
+  ProviderUnavailable: -31004,
+  /** a request came before `initialize` (LSP's ServerNotInitialized) */
+  ServerNotInitialized: -32002,
+  /** the message is not a JSON-RPC 2.0 request or notification */
+  InvalidRequest: -32600,
+  /** no such method */
+  MethodNotFound: -32601,
+  /** params do not match the method's schema; `data` lists the failing fields */
+  InvalidParams: -32602,
+  /** the server failed while handling the request */
+  InternalError: -32603,
+  /** the frame body is not valid JSON */
+  ParseError: -32700,
+  /** the client cancelled the request with `$/cancelRequest` */
+  RequestCancelled: -32800,
+} as const;
+export type ErrorCodeName = keyof typeof ErrorCode;

@@ -9,10 +9,12 @@
         ├── MethodNotFound        -32601
         ├── InvalidParams         -32602  (`data` lists the failing field paths)
         ├── InternalError         -32603
-        ├── SessionNotFound       -32001
-        ├── SessionBusy           -32002
-        ├── EngineUnavailable     -32003
-        └── ProviderUnavailable   -32004
+        ├── ServerNotInitialized  -32002  (a request before `initialize`)
+        ├── RequestCancelled      -32800  (the request was cancelled with `$/cancelRequest`)
+        ├── SessionNotFound       -31001
+        ├── SessionBusy           -31002
+        ├── EngineUnavailable     -31003
+        └── ProviderUnavailable   -31004
 
 A code without a class of its own (from a newer server) raises plain `RpcError`.
 """
@@ -82,6 +84,18 @@ class InternalError(RpcError):
     code = errors.INTERNAL_ERROR
 
 
+class ServerNotInitialized(RpcError):
+    """A request came before `initialize`; `AgentlsClient.start` sends it first."""
+
+    code = errors.SERVER_NOT_INITIALIZED
+
+
+class RequestCancelled(RpcError):
+    """The request was cancelled (`$/cancelRequest`) before the server answered it."""
+
+    code = errors.REQUEST_CANCELLED
+
+
 class SessionNotFound(RpcError):
     """No session with that id (closed, never created, or from another server)."""
 
@@ -114,6 +128,8 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
         MethodNotFound,
         InvalidParams,
         InternalError,
+        ServerNotInitialized,
+        RequestCancelled,
         SessionNotFound,
         SessionBusy,
         EngineUnavailable,

@@ -23,7 +23,7 @@ from protocol import errors
 from protocol.methods import METHODS
 from server import __version__
 from server.frontends.envelope import envelope_problem, error_reply, reply_id
-from server.frontends.jsonrpc_bridge import AgentlsProtocol, make_converter
+from server.frontends.jsonrpc_bridge import AgentlsServerProtocol, make_converter
 from server.frontends.jsonrpc_channel import JsonRpcChannel
 from server.frontends.jsonrpc_handlers import Handlers, bind, handler_name
 from server.frontends.jsonrpc_transport import CoalescingWriter, is_notification
@@ -39,9 +39,12 @@ SHUTDOWN_WAIT_S = 30.0
 class AgentlsServer(LanguageServer):
     def __init__(self, service_factory: Callable[[JsonRpcChannel], SessionService]):
         super().__init__(
-            "agentls", __version__, protocol_cls=AgentlsProtocol, converter_factory=make_converter
+            "agentls",
+            __version__,
+            protocol_cls=AgentlsServerProtocol,
+            converter_factory=make_converter,
         )
-        protocol = cast(AgentlsProtocol, self.protocol)  # pygls types it as its base class
+        protocol = cast(AgentlsServerProtocol, self.protocol)  # pygls types it as its base class
         self.channel = JsonRpcChannel(protocol)
         self.service = service_factory(self.channel)
         self._prompt_ids: dict[Any, str] = {}

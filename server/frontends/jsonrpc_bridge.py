@@ -4,17 +4,23 @@ dicts (pygls knows only LSP's own types), and `initialize` carries agentls's cap
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 from lsprotocol import types as lsp
+from lsprotocol.types import ResponseError
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
+from protocol.errors import SERVER_NOT_INITIALIZED
+from protocol.lifecycle import AgentlsServerCapabilities
 from protocol.methods import BY_NAME, PROTOCOL_VERSION
 from server import __version__
 from server.engines.registry import ENGINE_IDS
 from server.providers.registry import PROVIDERS
+
+log = logging.getLogger(__name__)
 
 
 @attrs.define
@@ -65,15 +71,6 @@ class AgentlsProtocol(LanguageServerProtocol):
             return RawResponse
         return super().get_result_type(method)
 
-    @lsp_method(lsp.INITIALIZE)
-    def lsp_initialize(self, params: lsp.InitializeParams):
-        result = yield from super().lsp_initialize(params)
-        experimental = params.capabilities.experimental
-        if isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict):
-            self.client_agentls = experimental["agentls"]
-        result.capabilities.experimental = {"agentls": server_capabilities()}
-        return result
-
     def _handle_cancel_notification(self, msg_id):
         # A cancelled session/prompt must end with an `aborted` terminal, not a dropped future.
         if self.on_cancel_request and self.on_cancel_request(msg_id):
@@ -81,11 +78,42 @@ class AgentlsProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
 
+class AgentlsServerProtocol(AgentlsProtocol):
+    """The server's side: LSP's lifecycle rules, and only agentls's capabilities advertised."""
+
+    initialized_by_client = False
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        experimental = params.capabilities.experimental
+        if isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict):
+            self.client_agentls = experimental["agentls"]
+        self.initialized_by_client = True
+        # pygls fills in text-document sync and workspace folders agentls does not use.
+        result.capabilities = lsp.ServerCapabilities(
+            experimental={"agentls": server_capabilities()}
+        )
+        return result
+
+    def _handle_request(self, msg_id, method_name, params):
+        if self.initialized_by_client or method_name == lsp.INITIALIZE:
+            return super()._handle_request(msg_id, method_name, params)
+        message = f"ServerNotInitialized: send `initialize` before {method_name!r}"
+        self._send_response(msg_id, None, ResponseError(SERVER_NOT_INITIALIZED, message))
+
+    def _handle_notification(self, method_name, params):
+        # LSP: before `initialize`, notifications are dropped, except `exit`.
+        if self.initialized_by_client or method_name == lsp.EXIT:
+            return super()._handle_notification(method_name, params)
+        log.warning("dropped %r: it came before initialize", method_name)
+
+
 def server_capabilities() -> dict[str, Any]:
-    return {
-        "protocolVersion": PROTOCOL_VERSION,
-        "version": __version__,
-        "engines": list(ENGINE_IDS),
-        "providers": sorted(PROVIDERS),
-        "features": ["steer", "images", "permissions", "questions", "mcp"],
-    }
+    return AgentlsServerCapabilities(
+        protocol_version=PROTOCOL_VERSION,
+        version=__version__,
+        engines=list(ENGINE_IDS),
+        providers=sorted(PROVIDERS),
+        features=["steer", "images", "permissions", "questions", "mcp"],
+    ).to_wire()

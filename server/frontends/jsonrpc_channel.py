@@ -12,6 +12,7 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from protocol.base import WireModel
+from protocol.lifecycle import AgentlsClientCapabilities
 from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
@@ -31,12 +32,16 @@ class JsonRpcChannel:
 
     @property
     def capabilities(self) -> ClientCapabilities:
-        caps = self.protocol.client_agentls
+        try:
+            caps = AgentlsClientCapabilities.model_validate(self.protocol.client_agentls)
+        except ValidationError:
+            log.warning("ignored malformed agentls client capabilities")
+            caps = AgentlsClientCapabilities()
         return ClientCapabilities(
-            questions=bool(caps.get("questions")),
-            permissions=bool(caps.get("permissions")),
-            images=bool(caps.get("images")),
-            diffs=bool(caps.get("diffs")),
+            questions=caps.questions,
+            permissions=caps.permissions,
+            images=caps.images,
+            diffs=caps.diffs,
         )
 
     def send_update(self, params: SessionUpdateParams) -> None:

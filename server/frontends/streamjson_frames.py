@@ -162,7 +162,9 @@ class TurnFrames:
         name = cc_tool_name(update["name"])
         self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
         block = {"type": "tool_use", "id": update["toolCallId"], "name": name}
-        message = self._message(f"msg_{uuid.uuid4().hex[:24]}", [{**block, "input": update["input"]}])
+        message = self._message(
+            f"msg_{uuid.uuid4().hex[:24]}", [{**block, "input": update["input"]}]
+        )
         return self.envelope({"type": "assistant", "message": message}, update["parentToolCallId"])
 
     def _on_tool_call_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:

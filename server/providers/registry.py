@@ -32,6 +32,9 @@ class ProviderInfo:
     base_url_env: str | None
     default_model: str
     default_base_url: str | None = None
+    shared: bool = True
+    """One instance serves every session with the same settings; the scripted model is not
+    shared, so each session plays its script from the start."""
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
@@ -82,7 +85,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "https://openrouter.ai/api/v1",
         ),
         ProviderInfo("ollama", "ollama", None, "OLLAMA_HOST", "llama3.2", "http://127.0.0.1:11434"),
-        ProviderInfo("scripted", "scripted", None, None, "scripted"),
+        ProviderInfo("scripted", "scripted", None, None, "scripted", shared=False),
         ProviderInfo("local", "local", None, None, local_model.DEFAULT_MODEL),
     )
 }
@@ -233,7 +236,10 @@ def create_provider(settings: ProviderSettings) -> Provider:
         shared = _SHARED.setdefault(asyncio.get_running_loop(), {})
     except RuntimeError:
         shared = {}
-    if settings not in shared:
-        module = importlib.import_module(f"server.providers.{PROVIDERS[settings.provider].wire}")
-        shared[settings] = module.create(settings)
-    return shared[settings]
+    info = PROVIDERS[settings.provider]
+    if settings in shared:
+        return shared[settings]
+    provider = importlib.import_module(f"server.providers.{info.wire}").create(settings)
+    if info.shared:
+        shared[settings] = provider
+    return provider

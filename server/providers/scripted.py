@@ -4,9 +4,9 @@
 `ScriptedProvider.from_replies([...])` plays a list in order. Replies stream word by word, so
 the agent loop sees the same events a real provider produces.
 
-From the command line: `--provider scripted` plays the JSON list in `AGENTLS_SCRIPT`
-(`[{"text": ..., "toolCalls": [{"name": ..., "arguments": {...}}], "thinking": ..., "error": ...,
-"delay": seconds_per_chunk}]`); without a script it echoes the last user message.
+From the command line: `--provider scripted` plays the JSON list in `AGENTLS_SCRIPT` (a file's
+path, or the JSON itself) from its start in every session; without a script it echoes the last
+user message. The format is in protocol/README.md ("Scripted model").
 """
 
 from __future__ import annotations
@@ -48,14 +48,39 @@ class ScriptedReply:
     usage: Usage = field(default_factory=lambda: Usage(10, 5))
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScriptedReply:
-        calls = [(c["name"], c.get("arguments", {})) for c in data.get("toolCalls", [])]
+    def from_json(cls, data: Any, where: str = "a reply") -> ScriptedReply:
+        _check_keys(data, REPLY_KEYS, where)
+        calls = data.get("toolCalls", [])
+        if not isinstance(calls, list):
+            raise ProviderError(f"scripted model: AGENTLS_SCRIPT: {where}: toolCalls is not a list")
+        for i, call in enumerate(calls):
+            _check_keys(call, CALL_KEYS, f"{where}, tool call {i + 1}")
+            if not isinstance(call.get("name"), str):
+                raise ProviderError(
+                    f"scripted model: AGENTLS_SCRIPT: {where}: a tool call needs a name"
+                )
+        calls = [(c["name"], c.get("arguments", {})) for c in calls]
         return cls(
             text=data.get("text", ""),
             tool_calls=calls,
             thinking=data.get("thinking", ""),
             error=data.get("error", ""),
             delay=float(data.get("delay", 0.0)),
+        )
+
+
+REPLY_KEYS = ("text", "toolCalls", "thinking", "error", "delay")
+CALL_KEYS = ("name", "arguments")
+
+
+def _check_keys(data: Any, known: tuple[str, ...], where: str) -> None:
+    if not isinstance(data, dict):
+        raise ProviderError(f"scripted model: AGENTLS_SCRIPT: {where} is not a JSON object")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ProviderError(
+            f"scripted model: AGENTLS_SCRIPT: {where} has unknown key(s) "
+            f"{', '.join(repr(k) for k in unknown)}; the keys are {', '.join(known)}"
         )
 
 
@@ -109,12 +134,20 @@ def echo(request: ModelRequest) -> ScriptedReply:
     return ScriptedReply(text=f"You said: {last.text}" if last else "Hello.")
 
 
-def create(settings: ProviderSettings) -> ScriptedProvider:
-    path = os.environ.get("AGENTLS_SCRIPT")
-    if not path:
-        return ScriptedProvider(echo)
+def load_script(value: str) -> list[ScriptedReply]:
+    """`AGENTLS_SCRIPT`: the JSON list itself when it starts with `[`, else a file's path."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = value if value.lstrip().startswith("[") else Path(value).read_text(encoding="utf-8")
+        data = json.loads(text)
     except (OSError, json.JSONDecodeError) as exc:
-        raise ProviderError(f"scripted model: cannot load AGENTLS_SCRIPT={path}: {exc}") from exc
-    return ScriptedProvider.from_replies([ScriptedReply.from_json(d) for d in data])
+        raise ProviderError(f"scripted model: cannot load AGENTLS_SCRIPT={value}: {exc}") from exc
+    if not isinstance(data, list):
+        raise ProviderError("scripted model: AGENTLS_SCRIPT must hold a JSON list of replies")
+    return [ScriptedReply.from_json(d, f"reply {i + 1}") for i, d in enumerate(data)]
+
+
+def create(settings: ProviderSettings) -> ScriptedProvider:
+    """A new provider, so a new copy of the script, for every session (the registry does not
+    share scripted providers)."""
+    script = os.environ.get("AGENTLS_SCRIPT")
+    return ScriptedProvider.from_replies(load_script(script)) if script else ScriptedProvider(echo)

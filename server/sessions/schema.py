@@ -148,7 +148,10 @@ def open_database(path: Path) -> sqlite3.Connection:
     log.warning(
         "the session database %s does not match schema version %d (%s); moved it to %s and "
         "started a new one",
-        path, VERSION, problem, aside,
+        path,
+        VERSION,
+        problem,
+        aside,
     )
     conn = connect(path)
     migrate(conn)
@@ -167,8 +170,7 @@ def expected_columns() -> dict[str, tuple[str, ...]]:
 def _columns(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {
-        name: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")'))
-        for name in names
+        name: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')) for name in names
     }
 
 

@@ -25,6 +25,7 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -319,10 +320,14 @@ class Store:
         ]
 
     def list_sessions(
-        self, cwd: str | None, cursor: str | None, limit: int
+        self, cwd: str | None, cursor: str | None, limit: int, *, open_ids: Iterable[str] = ()
     ) -> tuple[list[SessionRecord], str | None]:
-        """Sessions that ran at least one turn, newest first; keyset pagination."""
-        where, args = ["title != ''"], list[Any]()
+        """Sessions that ran at least one turn, and the `open_ids` even before their first,
+        newest first; keyset pagination."""
+        live = list(open_ids)
+        marks = ", ".join("?" * len(live))
+        where = [f"(title != '' OR id IN ({marks}))" if live else "title != ''"]
+        args = list[Any](live)
         if cwd is not None:
             where.append("cwd = ?")
             args.append(cwd)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -166,13 +167,17 @@ class StoredSessions:
     async def list(
         self: ServiceParts, cwd: str | None, cursor: str | None, limit: int
     ) -> ListSessionsResult:
-        """Stored sessions that ran a turn, newest first (only `cwd`'s when given)."""
+        """Stored sessions that ran a turn and the open ones, newest first (only `cwd`'s when
+        given). A session closed before its first turn is not history."""
         if self.recorder is None:
             return ListSessionsResult(data=[])
         where = str(Path(cwd)) if cwd else None
         try:
             records, next_cursor = await self.recorder.read(
-                self.recorder.store.list_sessions, where, cursor, limit
+                partial(self.recorder.store.list_sessions, open_ids=list(self.sessions)),
+                where,
+                cursor,
+                limit,
             )
         except StoreError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc

@@ -84,7 +84,7 @@ class AskUserQuestion(Tool):
     )
     Input = AskInput
     read_only = True
-    kind = "think"
+    kind = "other"  # a question to the user, not the model's own reasoning
 
     def title(self, args: AskInput) -> str:
         first = args.question or (args.questions[0].question if args.questions else "")

@@ -11,7 +11,7 @@ import type {
   SessionInfoResult,
   SessionUpdateParams,
 } from "../../protocol/protocol";
-import { Method } from "../../protocol/protocol";
+import { ErrorCode, Method } from "../../protocol/protocol";
 import type { HostToPanel, PanelToHost, ServerState, SessionRow } from "../../webview/src/messages";
 
 /** The server→client methods this client answers; a test compares them with the schema. */
@@ -21,7 +21,6 @@ export const HANDLED_SERVER_METHODS: readonly string[] = [
   Method.SessionRequestPermission,
 ];
 
-export const METHOD_NOT_FOUND = -32601;
 export const HISTORY_UNAVAILABLE = "Session history is not available from this agentls server yet.";
 
 export interface AgentConnection {
@@ -211,7 +210,7 @@ export class SessionController {
       if (query) return searchRows(await this.conn.request(Method.SessionSearch, { query, limit: 50 }));
       return listRows(await this.conn.request(Method.SessionList, { cwd: this.host.cwd(), limit: 50 }));
     } catch (err) {
-      return { unavailable: errorCode(err) === METHOD_NOT_FOUND ? HISTORY_UNAVAILABLE : `Could not list sessions: ${errorMessage(err)}` };
+      return { unavailable: errorCode(err) === ErrorCode.MethodNotFound ? HISTORY_UNAVAILABLE : `Could not list sessions: ${errorMessage(err)}` };
     }
   }
 
@@ -242,7 +241,7 @@ export class SessionController {
       this.panel.post({ type: "session", session: info, resumed: true, cwd: this.host.cwd() });
       for (const params of loading.updates) this.panel.post({ type: "update", params });
     } catch (err) {
-      const message = errorCode(err) === METHOD_NOT_FOUND ? HISTORY_UNAVAILABLE : `Could not resume the session: ${errorMessage(err)}`;
+      const message = errorCode(err) === ErrorCode.MethodNotFound ? HISTORY_UNAVAILABLE : `Could not resume the session: ${errorMessage(err)}`;
       this.panel.post({ type: "sessions", sessions: [], unavailable: message });
     } finally {
       this.loading = undefined;

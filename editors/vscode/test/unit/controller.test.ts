@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import type { SessionInfoResult } from "../../../protocol/protocol";
+import { ErrorCode, type SessionInfoResult } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../../webview/src/messages";
 import { HANDLED_SERVER_METHODS, HISTORY_UNAVAILABLE, SessionController, type AgentConnection } from "../../src/controller";
 
@@ -68,7 +68,7 @@ test("cancel is a notification; a failed prompt is reported", async () => {
   await controller.handlePanel({ type: "cancel" });
   assert.deepEqual(conn.calls.at(-1), ["session/cancel", { sessionId: "s1" }]);
   conn.handlers["session/prompt"] = () => {
-    throw Object.assign(new Error("session busy"), { code: -32002 });
+    throw Object.assign(new Error("session busy"), { code: ErrorCode.SessionBusy });
   };
   await controller.handlePanel({ type: "prompt", prompt: [{ type: "text", text: "hi" }] });
   assert.deepEqual(posted.at(-1), { type: "promptError", message: "session busy" });

@@ -14,11 +14,13 @@ public class RpcException extends RuntimeException {
     public static final int METHOD_NOT_FOUND = -32601;
     public static final int INVALID_PARAMS = -32602;
     public static final int INTERNAL_ERROR = -32603;
+    public static final int SERVER_NOT_INITIALIZED = -32002;
     public static final int REQUEST_CANCELLED = -32800;
-    public static final int SESSION_NOT_FOUND = -32001;
-    public static final int SESSION_BUSY = -32002;
-    public static final int ENGINE_UNAVAILABLE = -32003;
-    public static final int PROVIDER_UNAVAILABLE = -32004;
+    // agentls's own codes sit outside the ranges JSON-RPC and LSP reserve (-32768..-32000).
+    public static final int SESSION_NOT_FOUND = -31001;
+    public static final int SESSION_BUSY = -31002;
+    public static final int ENGINE_UNAVAILABLE = -31003;
+    public static final int PROVIDER_UNAVAILABLE = -31004;
 
     private final int code;
     private final transient JsonElement data;

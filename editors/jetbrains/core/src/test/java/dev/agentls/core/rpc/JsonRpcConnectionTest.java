@@ -134,10 +134,10 @@ class JsonRpcConnectionTest {
 
     @Test
     void handlerErrorsKeepTheirRpcCode() throws Exception {
-        conn.onRequest("picky", params -> CompletableFuture.failedFuture(new RpcException(-32001, "no session")));
+        conn.onRequest("picky", params -> CompletableFuture.failedFuture(new RpcException(RpcException.SESSION_NOT_FOUND, "no session")));
         conn.start();
         peer.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"picky\"}");
-        assertEquals(json("{\"code\":-32001,\"message\":\"no session\"}"), peer.next().getAsJsonObject("error"));
+        assertEquals(json("{\"code\":-31001,\"message\":\"no session\"}"), peer.next().getAsJsonObject("error"));
     }
 
     @Test

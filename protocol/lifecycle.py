@@ -1,0 +1,109 @@
+"""LSP's lifecycle messages as agentls uses them: what `initialize` carries each way.
+
+They are not in `METHODS` (pygls serves them itself); the schema lists them beside the methods,
+with `"lifecycle": true`. Other LSP capabilities a client sends are ignored, and the server
+advertises none of LSP's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.base import WireModel
+
+
+class AgentlsClientCapabilities(WireModel):
+    """What the client can show; each is false when absent."""
+
+    permissions: bool = False
+    """It answers `session/request_permission`. Without it, every tool call that needs approval
+    is refused and the model is told so."""
+    questions: bool = False
+    """It answers `session/ask_question`. Without it, `ask_user_question` returns
+    `user_not_reachable` and the model proceeds on its own."""
+    images: bool = False
+    """It can send and show images."""
+    diffs: bool = False
+    """It can render the `diff` of a `tool_call_update`."""
+
+
+class ExperimentalClientCapabilities(WireModel):
+    agentls: AgentlsClientCapabilities | None = None
+
+
+class InitializeClientCapabilities(WireModel):
+    experimental: ExperimentalClientCapabilities | None = None
+
+
+class Implementation(WireModel):
+    name: str
+    version: str | None = None
+
+
+class InitializeParams(WireModel):
+    """LSP's `initialize` params; agentls reads `capabilities.experimental.agentls`."""
+
+    process_id: int | None = None
+    client_info: Implementation | None = None
+    capabilities: InitializeClientCapabilities
+
+
+class AgentlsServerCapabilities(WireModel):
+    protocol_version: int
+    """The version of this protocol; it changes only with a breaking change."""
+    version: str
+    """The agentls version."""
+    engines: list[str]
+    """Engine ids `session/new` accepts."""
+    providers: list[str]
+    """Model provider ids `session/new` accepts."""
+    features: list[str]
+    """Optional features this server has: `steer`, `images`, `permissions`, `questions`, `mcp`."""
+
+
+class ExperimentalServerCapabilities(WireModel):
+    agentls: AgentlsServerCapabilities
+
+
+class ServerCapabilities(WireModel):
+    """Only `experimental.agentls`: agentls implements none of LSP's language features."""
+
+    experimental: ExperimentalServerCapabilities
+
+
+class InitializeResult(WireModel):
+    capabilities: ServerCapabilities
+    server_info: Implementation
+
+
+class InitializedParams(WireModel):
+    """No fields."""
+
+
+@dataclass(frozen=True)
+class LifecycleMessage:
+    name: str
+    params: type[WireModel] | None
+    """None: no params."""
+    result: type[WireModel] | None
+    """None: the result is `null` (or none, for a notification)."""
+    notification: bool
+    doc: str
+
+
+LIFECYCLE: tuple[LifecycleMessage, ...] = (
+    LifecycleMessage(
+        "initialize",
+        InitializeParams,
+        InitializeResult,
+        False,
+        "The first request; any other before it is `-32002` (ServerNotInitialized).",
+    ),
+    LifecycleMessage(
+        "initialized", InitializedParams, None, True, "The client has the `initialize` answer."
+    ),
+    LifecycleMessage(
+        "shutdown", None, None, False, "End every running turn (`aborted`), then answer `null`."
+    ),
+    LifecycleMessage("exit", None, None, True, "Exit the process (after `shutdown`)."),
+)
