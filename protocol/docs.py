@@ -242,6 +242,7 @@ SECTIONS = (
     "Types",
     "Errors",
     "Python client",
+    "Scripted model",
 )
 
 
@@ -265,7 +266,8 @@ def render() -> str:
     }
     sections["Types"] = r.type_sections()  # after the sections that mention the types
     sections["Errors"] = r.errors()
-    sections["Python client"] = prose.PYTHON_CLIENT
+    sections["Python client"] = prose.PYTHON_CLIENT + "\n\n" + prose.PYTHON_CLIENT_REFERENCE
+    sections["Scripted model"] = prose.SCRIPTED_MODEL
     toc = "\n".join(f"- [{name}](#{anchor(name)})" for name in SECTIONS)
     head = [
         "# The agentls protocol",

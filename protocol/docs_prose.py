@@ -201,6 +201,168 @@ Errors are typed (`SessionNotFound`, `SessionBusy`, `InvalidParams`, ... see [Er
 permission and question handlers default to `reject` and `decline`. Runnable examples are in
 `examples/`."""
 
+PYTHON_CLIENT_REFERENCE = """\
+Every public name of `protocol.client`, each with an example.
+
+**Connecting.** `Client.spawn()` starts `agentls serve` (`default_command()`: this Python's
+`-m server.cli serve`) and sends `initialize` with `DEFAULT_CAPABILITIES`; `Client.connect()`
+talks over a reader/writer pair you opened; `Connection` is the JSON-RPC peer underneath both
+(`client.connection`), for methods the client has no helper for.
+
+```python
+from protocol.client import DEFAULT_CAPABILITIES, Client, Connection, default_command
+
+caps = {**DEFAULT_CAPABILITIES, "questions": False}  # the model is told no user can answer
+async with await Client.spawn(command=default_command(), capabilities=caps) as client:
+    print(client.server_info["version"], client.supports("steer"))
+    conn: Connection = client.connection
+    print(await conn.request("engines/list", {}))
+```
+
+**Sessions and turns.** `new_session()` and `load_session()` return a `Session`;
+`Session.prompt()` returns a `Turn` to iterate, `Session.run()` waits for it. Each item is an
+`Update` (one of the models below, or `UnknownUpdate` for a kind this client does not know), and
+the last is the `PromptResult`. `answer_text()` joins the agent's text as a user saw it (without
+text a `StreamRetry` withdrew); `parse_update()` types one raw update dict. `PromptOptions` sets
+a turn's model, thinking or deadline.
+
+```python
+from protocol.client import PromptOptions, PromptResult, Session, Turn, UnknownUpdate, Update
+from protocol.client import InvalidParams, answer_text, parse_update
+
+session: Session = await client.new_session(".", mode="plan")
+turn: Turn = session.prompt("Summarize README.md", options=PromptOptions(think="hard"))
+async for item in turn:
+    if isinstance(item, PromptResult):
+        print(item.terminal, item.usage.output_tokens)
+    elif isinstance(item, UnknownUpdate):
+        print("newer server:", item.kind)
+updates: list[Update] = turn.updates
+print(answer_text(updates) == turn.text)
+print(parse_update({"kind": "agent_message_chunk", "text": "hi"}))
+second = session.prompt("List the tests")
+try:
+    await session.steer("only the failing ones")  # joins the running turn
+except InvalidParams:
+    pass  # the turn had ended already: no turn to steer
+await session.cancel()  # stops it; it ends `aborted`
+print((await second.wait()).terminal)
+```
+
+**Updates.** One model per kind; match on the class (see [Session updates](#session-updates)
+for their fields):
+
+```python
+from protocol.client import (AgentMessageChunk, AgentThoughtChunk, Compaction, McpStatus,
+    ModelSwitched, PermissionNote, Plan, QuestionNote, StepFinish, StoreWarning, StreamRetry,
+    SubagentUpdate, ToolCall, ToolCallUpdate, TurnEnd, UserMessageChunk, WorkspaceTrust)
+
+async for item in session.prompt("Fix the failing test"):
+    match item:
+        case UserMessageChunk(text=text) | AgentMessageChunk(text=text):
+            print(text, end="")
+        case AgentThoughtChunk():
+            pass  # thinking, shown folded
+        case ToolCall(title=title):
+            print(f"[{title}]")
+        case ToolCallUpdate(status=status, output=output):
+            print(status, (output or "")[:80])
+        case PermissionNote() | QuestionNote():
+            pass  # what the user was asked, and the answer
+        case Plan(entries=entries):
+            print([e.content for e in entries])
+        case SubagentUpdate() | ModelSwitched() | Compaction() | StreamRetry() | StepFinish():
+            pass
+        case McpStatus() | WorkspaceTrust() | StoreWarning():
+            pass  # show as a notice
+        case TurnEnd(terminal=terminal):
+            print(terminal)
+```
+
+**Answering the server.** A `PermissionHandler` gets `RequestPermissionParams` and returns a
+`RequestPermissionResult`; a `QuestionHandler` gets `AskQuestionParams` and returns an
+`AskQuestionResult`. Either may be async. Ready-made: `allow_once`, `reject` (the default),
+`pick(request, *kinds)`, `selected(option_id)`, `cancelled()` and `decline` (the default for
+questions).
+
+```python
+from protocol.client import (AskQuestionParams, AskQuestionResult, PermissionHandler,
+    QuestionHandler, RequestPermissionParams, RequestPermissionResult, allow_once, cancelled,
+    decline, pick, reject, selected)
+
+def edits_only(request: RequestPermissionParams) -> RequestPermissionResult:
+    if request.tool_call.name in ("edit_file", "write_file"):
+        return pick(request, "allow_always", "allow_once")
+    return reject(request) if request.options else cancelled()
+
+def first_choice(request: AskQuestionParams) -> AskQuestionResult:
+    if not request.questions[0].options:
+        return decline(request)
+    q = request.questions[0]
+    return AskQuestionResult(answers={q.question: q.options[0].label})
+
+on_permission: PermissionHandler = edits_only
+on_question: QuestionHandler = first_choice
+async with await Client.spawn(on_permission=on_permission, on_question=on_question) as strict:
+    lenient = await strict.new_session(".", on_permission=allow_once)  # this session allows all
+    print(lenient.id, selected("allow_once"))
+```
+
+**Errors.** Everything the client raises is an `AgentlsError`: `ConnectionClosed` when the server
+went away, `ProtocolVersionError` for another protocol version, and `RpcError` for an error
+response, with one class per code in `ERROR_CLASSES` (see [Errors](#errors)).
+
+```python
+from protocol.client import (ERROR_CLASSES, AgentlsError, ConnectionClosed, EngineUnavailable,
+    InternalError, InvalidParams, InvalidRequest, MethodNotFound, ParseError, ProtocolVersionError,
+    ProviderUnavailable, RequestCancelled, RpcError, ServerNotInitialized, SessionBusy,
+    SessionNotFound)
+
+try:
+    await session.run("again")
+except SessionBusy:
+    await session.steer("again")
+except (SessionNotFound, EngineUnavailable, ProviderUnavailable) as err:
+    print(err.code, err.message)
+except InvalidParams as err:
+    print([f["path"] for f in err.data])
+except (ParseError, InvalidRequest, MethodNotFound, InternalError) as err:
+    print("server refused:", err)
+except (ServerNotInitialized, RequestCancelled, RpcError) as err:
+    print(ERROR_CLASSES.get(err.code, RpcError).__name__)
+except (ConnectionClosed, ProtocolVersionError, AgentlsError):
+    raise
+```"""
+
+
+SCRIPTED_MODEL = """\
+For client tests and demos without a model, `--provider scripted` (or `AGENTLS_PROVIDER=scripted`)
+plays replies from `AGENTLS_SCRIPT`: the path of a JSON file, or the JSON itself (a value that
+starts with `[`). It is a list of replies, one per model call, each an object with these keys
+(all optional):
+
+| key | meaning |
+|---|---|
+| `text` | the reply's text, streamed word by word |
+| `thinking` | thinking streamed before the text |
+| `toolCalls` | a list of `{"name", "arguments"}`: tool calls the reply makes, by agentls's tool names (`read_file`, `bash`, ...) |
+| `error` | fail this model call with this message (the turn ends `failed`) |
+| `delay` | seconds to wait before each streamed chunk |
+
+```json
+[
+  {"text": "Let me look.", "toolCalls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
+  {"text": "The README starts with a title."}
+]
+```
+
+Every session plays the script from its first reply; a subagent continues its parent's (unless
+its profile names another model). A call
+after the last reply fails with `no scripted reply left`. A key not in the table, a tool call
+without a `name`, or a value that is not a list fails the turn with an error naming it. Without
+`AGENTLS_SCRIPT`, the scripted model answers `You said: <the last user message>`."""
+
+
 ERRORS_INTRO = """\
 Errors are JSON-RPC error responses. `-32602` carries `data`: a list of
 `{"path", "message", "type"}`, one per failing field. JSON-RPC reserves -32768..-32000 for its

@@ -255,10 +255,11 @@ function when(value: string | undefined): string | undefined {
   return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
 }
 
+/** Sessions to resume: an open session that has not run a turn yet (no title) has nothing to show. */
 export function listRows(result: ListSessionsResult): SessionRow[] {
-  return (result?.data ?? []).map((row) => ({
+  return (result?.data ?? []).filter((row) => row.title).map((row) => ({
     sessionId: row.sessionId,
-    title: row.title || row.sessionId,
+    title: row.title,
     detail: row.cwd,
     updatedAt: when(row.updatedAt),
   }));

@@ -105,7 +105,9 @@ test("session list/search/load with the golden fixtures; replayed updates follow
   const list = fixture("session_list.json");
   const search = fixture("session_search.json");
   const load = fixture("session_load.json");
-  conn.handlers["session/list"] = () => list.result;
+  // The open session that has not run a turn yet is listed too, with no title: nothing to resume.
+  const fresh = { sessionId: "sess_fresh", title: "", cwd: "/work", updatedAt: "2026-01-01T00:00:00.000Z" };
+  conn.handlers["session/list"] = () => ({ ...list.result, data: [fresh, ...list.result.data] });
   conn.handlers["session/search"] = () => search.result;
   await controller.handlePanel({ type: "listSessions" });
   assert.deepEqual(conn.calls.at(-1), ["session/list", { cwd: "/work", limit: 50 }]);

@@ -63,14 +63,7 @@ public final class AgentClient implements AutoCloseable {
         this.options = options;
     }
 
-    /** What this client can show, advertised in {@code capabilities.experimental.agentls}. */
-    public static JsonObject clientCapabilities() {
-        JsonObject caps = new JsonObject();
-        for (String name : List.of("permissions", "questions", "images", "diffs")) caps.addProperty(name, true);
-        return caps;
-    }
-
-    public ServerState state() {
+        public ServerState state() {
         synchronized (lock) {
             return state;
         }
@@ -277,7 +270,7 @@ public final class AgentClient implements AutoCloseable {
                             if (cause instanceof TimeoutException) process.destroyForcibly();
                             return;
                         }
-                        conn.notify("initialized", new JsonObject());
+                        conn.notify("initialized", Json.toTree(new Wire.InitializedParams()));
                         synchronized (lock) {
                             if (server != this) return;
                             state = ServerState.READY;
@@ -289,19 +282,11 @@ public final class AgentClient implements AutoCloseable {
                     });
         }
 
-        private JsonObject initializeParams() {
-            JsonObject clientInfo = new JsonObject();
-            clientInfo.addProperty("name", options.clientName());
-            clientInfo.addProperty("version", options.clientVersion());
-            JsonObject experimental = new JsonObject();
-            experimental.add("agentls", clientCapabilities());
-            JsonObject capabilities = new JsonObject();
-            capabilities.add("experimental", experimental);
-            JsonObject params = new JsonObject();
-            params.addProperty("processId", ProcessHandle.current().pid());
-            params.add("clientInfo", clientInfo);
-            params.add("capabilities", capabilities);
-            return params;
+        private JsonElement initializeParams() {
+            var agentls = new Wire.AgentlsClientCapabilities(true, true, true, true);
+            var capabilities = new Wire.InitializeClientCapabilities(new Wire.ExperimentalClientCapabilities(agentls));
+            var client = new Wire.Implementation(options.clientName(), options.clientVersion());
+            return Json.toTree(new Wire.InitializeParams(ProcessHandle.current().pid(), client, capabilities));
         }
 
         private void onUpdate(JsonElement params) {

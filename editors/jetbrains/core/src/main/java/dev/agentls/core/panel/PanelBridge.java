@@ -325,8 +325,10 @@ public final class PanelBridge implements AgentUi {
                     .map(h -> new SessionRow(h.sessionId(), h.snippet(), h.role() + " · " + h.sessionId(), when(h.timestamp())))
                     .toList());
         }
+        // An open session that has not run a turn yet (no title) has nothing to resume.
         return c.listSessions(new Wire.ListSessionsParams(host.cwd(), null, 50)).thenApply(found -> found.data().stream()
-                .map(s -> new SessionRow(s.sessionId(), s.title().isEmpty() ? s.sessionId() : s.title(), s.cwd(), when(s.updatedAt())))
+                .filter(s -> s.title() != null && !s.title().isEmpty())
+                .map(s -> new SessionRow(s.sessionId(), s.title(), s.cwd(), when(s.updatedAt())))
                 .toList());
     }
 

@@ -193,4 +193,29 @@ public final class Wire {
                                 McpImplementation serverInfo, List<McpToolInfo> tools) {}
 
     public record McpListResult(List<McpServerInfo> servers) {}
+
+    // -- lifecycle: what initialize carries each way ----------------------------------------
+
+    /** What the client can show; each is false when absent. */
+    public record AgentlsClientCapabilities(boolean permissions, boolean questions, boolean images, boolean diffs) {}
+
+    public record ExperimentalClientCapabilities(AgentlsClientCapabilities agentls) {}
+
+    public record InitializeClientCapabilities(ExperimentalClientCapabilities experimental) {}
+
+    public record Implementation(String name, String version) {}
+
+    public record InitializeParams(Long processId, Implementation clientInfo, InitializeClientCapabilities capabilities) {}
+
+    public record AgentlsServerCapabilities(int protocolVersion, String version, List<String> engines,
+                                            List<String> providers, List<String> features) {}
+
+    public record ExperimentalServerCapabilities(AgentlsServerCapabilities agentls) {}
+
+    /** Only {@code experimental.agentls}: agentls implements none of LSP's language features. */
+    public record ServerCapabilities(ExperimentalServerCapabilities experimental) {}
+
+    public record InitializeResult(ServerCapabilities capabilities, Implementation serverInfo) {}
+
+    public record InitializedParams() {}
 }
