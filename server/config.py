@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ DEFAULTS: dict[str, Any] = {
 
 # Keys a cloned repository must not set: they could send the user's keys to another server or
 # open the network guard. They are honoured from the user config, the environment and flags.
-USER_ONLY_KEYS = ("llm.baseUrl", "webFetch.allowPrivateHosts", "webFetch.allowedDomains")
+# (`webFetch.allowedDomains` a project may only narrow: `server.trust.narrow`.)
+USER_ONLY_KEYS = ("llm.baseUrl", "webFetch.allowPrivateHosts")
 # `mcp` holds `trustedProjects`, which decides whether a project's MCP servers may start.
 USER_ONLY_SECTIONS = ("webSearch", "mcp")
 # A project's MCP servers (its `.mcp.json` and the `mcpServers` of its config) are kept apart
@@ -184,4 +186,40 @@ def load_config(
     config = deep_merge(config, env_layer(dict(os.environ) if environ is None else environ))
     config = deep_merge(config, flags)
     config[TRUST_KEY] = verdict
+    fetch = config.get("webFetch")
+    if isinstance(fetch, dict):
+        fetch["timeout"] = duration(
+            fetch.get("timeout"), key="webFetch.timeout", default=15, ceiling=120
+        )
     return config
+
+
+def duration(value: Any, *, key: str, default: float, ceiling: float) -> float:
+    """A setting in seconds: a number, or a string with a unit (`"20s"`, `"1500ms"`, `"1m"`),
+    above 0 and at most `ceiling`. Anything else is refused with a warning naming `key`, and
+    `default` used."""
+    if value is None:
+        return default
+    seconds = _seconds(value)
+    if seconds is not None and 0 < seconds <= ceiling:
+        return seconds
+    log.warning(
+        '%s %r is not a duration of at most %g s (a number of seconds, or e.g. "20s", '
+        '"1500ms"); using %g s',
+        key,
+        value,
+        ceiling,
+        default,
+    )
+    return default
+
+
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    match = (
+        re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\s*", value) if isinstance(value, str) else None
+    )
+    if not match:
+        return None
+    return float(match.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0}[match.group(2)]

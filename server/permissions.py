@@ -207,6 +207,12 @@ def judge_command(tool: Tool, effect: Effect, prefixes: list[str], ctx: ToolCont
     return Decision("ask", reason, keys[0] if keys else "", tuple(keys[1:]))
 
 
+def offered_in_plan(tool: Tool) -> bool:
+    """Plan mode offers the local tools that can read: not edits, not the web. Commands stay,
+    as many (`ls`, `git log`) only read; `decide` refuses the others."""
+    return tool.kind not in (*EDIT_KINDS, "fetch")
+
+
 def decide(
     tool: Tool,
     args: Any,
@@ -218,6 +224,8 @@ def decide(
     """The one decision. `granted`: allow rules of the skills active in this turn."""
     if state.mode == "plan" and not tool.is_read_only(args):
         return Decision("deny", "plan mode is read-only: describe the change instead of making it")
+    if state.mode == "plan" and not offered_in_plan(tool):
+        return Decision("deny", "plan mode uses local read-only tools only: plan without the web")
     effect = describe(tool, args, ctx)
     always = tool.always_ask(args) or path_guard(effect, ctx)
     if always:

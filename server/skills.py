@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,9 +91,13 @@ class Skill:
 
 def substitute(body: str, args: str = "") -> str:
     """`$$` -> `$`; `$ARGUMENTS` (not followed by a word character) -> `args` verbatim;
-    `$N` -> the N-th whitespace-separated word of `args`. `$0`, `$0N` and indexes past the last
-    word stay as written. One left-to-right pass, so inserted text is never expanded again."""
-    words = args.split()
+    `$N` -> the N-th word of `args`, split as a shell would (`"b c"` is one word; unbalanced
+    quotes fall back to whitespace). `$0`, `$0N` and indexes past the last word stay as written.
+    One left-to-right pass, so inserted text is never expanded again."""
+    try:
+        words = shlex.split(args)
+    except ValueError:
+        words = args.split()
 
     def one(match: re.Match[str]) -> str:
         token, digits = match.group(0), match.group(1)

@@ -93,7 +93,34 @@ def narrow(base: Mapping[str, Any], project: Mapping[str, Any], *, trusted: bool
     if isinstance(fetch, dict) and fetch.get("enabled") is True and not trusted:
         del fetch["enabled"]
         out.ignored.append("webFetch.enabled")
+    if isinstance(fetch, dict) and "allowedDomains" in fetch:
+        mine = (base.get("webFetch") or {}).get("allowedDomains", ["*"])
+        mine = [mine] if isinstance(mine, str) else [str(d) for d in mine or []]
+        theirs = fetch["allowedDomains"]
+        theirs = [theirs] if isinstance(theirs, str) else theirs
+        if not isinstance(theirs, list):
+            del fetch["allowedDomains"]
+            out.ignored.append("webFetch.allowedDomains (not a list)")
+        else:
+            # A project may narrow the user's domains, never widen them.
+            kept = [str(d) for d in theirs if _domain_within(str(d), mine)]
+            wider = [str(d) for d in theirs if str(d) not in kept]
+            fetch["allowedDomains"] = kept
+            out.ignored.extend(
+                f"webFetch.allowedDomains entry {d} (wider than yours)" for d in wider
+            )
     return out
+
+
+def _domain_within(entry: str, allowed: list[str]) -> bool:
+    """Whether every host `entry` (`x.com`, `*.x.com`, `*`) allows is allowed by `allowed`."""
+    entry = entry.strip().lower().rstrip(".")
+    for mine in (a.strip().lower().rstrip(".") for a in allowed):
+        if mine in ("*", entry):
+            return True
+        if mine.startswith("*.") and entry.removeprefix("*.").endswith("." + mine[2:]):
+            return True
+    return False
 
 
 def _nulls(data: Mapping[str, Any], where: tuple[str, ...]) -> list[str]:

@@ -90,3 +90,17 @@ def test_project_cannot_name_a_model_file_to_load(tmp_path, monkeypatch, caplog)
     assert load_config(ws, environ={})["llm"]["model"] == "qwen2.5-coder-1.5b"
     own = str(tmp_path / "mine.gguf")
     assert load_config(ws, environ={"AGENTLS_MODEL": own})["llm"]["model"] == own
+
+
+def test_a_project_narrows_the_fetch_domains_never_widens_them(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    write(
+        tmp_path / "cfg" / "agentls" / "config.json",
+        {"webFetch": {"allowedDomains": ["*.example.com"]}},
+    )
+    ws = tmp_path / "ws"
+    theirs = ["*", "docs.example.com", "*.api.example.com", "example.com.evil.net", "*.com"]
+    write(ws / ".agentls" / "config.json", {"webFetch": {"allowedDomains": theirs}})
+    config = load_config(ws, environ={})
+    assert config["webFetch"]["allowedDomains"] == ["docs.example.com", "*.api.example.com"]
+    assert "example.com.evil.net (wider than yours)" in caplog.text

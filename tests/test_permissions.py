@@ -114,7 +114,7 @@ MATRIX = {
     "git_branch_list": ("allow", "allow", "allow", "allow"),
     "git_add": ("ask", "deny", "ask", "allow"),
     "git_branch_create": ("ask", "deny", "ask", "allow"),
-    "fetch": ("ask", "ask", "ask", "allow"),
+    "fetch": ("ask", "deny_offline", "ask", "allow"),
 }
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
 RULES = {
@@ -130,6 +130,8 @@ def expected(name: str, action: str) -> Decision:
         return ALLOW
     if action == "deny":
         return PLAN_DENIES
+    if action == "deny_offline":
+        return Decision("deny", "plan mode uses local read-only tools only: plan without the web")
     tool, _ = CALLS[name]
     return Decision("ask", "", RULES.get(name, tool.name))
 

@@ -601,7 +601,9 @@ def test_tool_metadata_and_permission(tmp_path):
     assert tool.title(args) == "Fetch https://example.com/docs"
     ctx = ToolContext(cwd=tmp_path)
     assert decide(tool, args, ctx, PermissionState()).action == "ask"
-    assert decide(tool, args, ctx, PermissionState(mode="plan")).action == "ask"
+    assert (
+        decide(tool, args, ctx, PermissionState(mode="plan")).action == "deny"
+    )  # plan mode works offline
     assert decide(tool, args, ctx, PermissionState(mode="bypassPermissions")).action == "allow"
 
 

@@ -14,7 +14,7 @@ from protocol.updates import ModelSwitched
 from server.agent.delegation import Background, Budget, Delegation
 from server.agent.instructions import Instructions
 from server.agent.view import ContextView
-from server.permissions import PermissionState
+from server.permissions import PermissionState, offered_in_plan
 from server.providers import catalog, images, options, thinking
 from server.providers.base import Provider, ProviderFactory, ProviderSettings
 from server.providers.messages import Message, ModelRequest, StreamEvent, ToolSpec, Usage
@@ -89,7 +89,9 @@ class AgentSession:
         return stream_with_retries(self.provider(), request, self.retry)
 
     def tool_specs(self) -> list[ToolSpec]:
-        return [ToolSpec(**t.spec()) for t in self.tools.values()]
+        """The tools offered to the model: in plan mode only those that can run in it."""
+        plan = self.permissions.mode == "plan"
+        return [ToolSpec(**t.spec()) for t in self.tools.values() if not plan or offered_in_plan(t)]
 
     def call_options(self, *, thinking_on: bool = True) -> dict[str, Any]:
         """defaults(provider) <- infer(model) <- config providerOptions <- skills <- thinking."""

@@ -37,7 +37,9 @@ OUTPUT_DESCRIPTION = (
 
 class TaskInput(ToolInput):
     subagent_type: str | None = Field(
-        None, description="Which subagent to start: one of the names listed in this description."
+        None,
+        description="Which subagent to start: one of the names listed in this description "
+        "(default: executor).",
     )
     profile: str | None = Field(None, description="Same as subagent_type.")
     description: str = Field(description="A short label (3-7 words) shown to the user.")
@@ -45,6 +47,12 @@ class TaskInput(ToolInput):
     background: bool = Field(
         False, description="Return a taskId at once instead of waiting for the report."
     )
+
+
+def default_profile(session: AgentSession) -> str:
+    """The profile a `task` call without a type runs: `subagents.default`, else `executor`."""
+    configured = (session.spec.config.get("subagents") or {}).get("default")
+    return configured if isinstance(configured, str) and configured else "executor"
 
 
 class TaskTool(Tool):
@@ -64,17 +72,18 @@ class TaskTool(Tool):
         return {**super().spec(), "description": "\n\n".join([TASK_DESCRIPTION, "\n".join(lines)])}
 
     def title(self, args: TaskInput) -> str:
-        return f"{args.subagent_type or args.profile or 'subagent'}: {args.description}"
+        return f"{args.subagent_type or args.profile or default_profile(self.session)}: {args.description}"
 
     async def run(self, ctx: ToolContext, args: TaskInput) -> dict[str, Any]:
         session = self.session
         delegation = session.delegation
         assert delegation is not None
-        wanted = args.subagent_type or args.profile
-        profile = delegation.registry.get(wanted) if wanted else None
+        wanted = args.subagent_type or args.profile or default_profile(session)
+        profile = delegation.registry.get(wanted)
         if profile is None:
-            what = f"Unknown subagent type {wanted!r}" if wanted else "No subagent_type given"
-            raise ToolError(f"{what}. Available: {delegation.registry.names()}.")
+            raise ToolError(
+                f"Unknown subagent type {wanted!r}. Available: {delegation.registry.names()}."
+            )
         try:
             check_limits(delegation)
         except LimitError as exc:

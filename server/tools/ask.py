@@ -34,13 +34,22 @@ class QuestionItem(BaseModel):
     multi_select: bool = Field(False, alias="multiSelect")
 
 
+DEFAULT_TIMEOUT = 60.0
+
+
 class AskInput(ToolInput):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     question: str | None = Field(None, description="A single question (simple form).")
     options: list[str] | None = Field(None, description="Choices for the simple form.")
     multi_select: bool = Field(False, alias="multiSelect")
     questions: list[QuestionItem] | None = Field(None, min_length=1, max_length=4)
-    timeout_ms: int = Field(60_000, alias="timeoutMs", ge=1000, le=3_600_000)
+    timeout_ms: int | None = Field(
+        None,
+        alias="timeoutMs",
+        ge=1000,
+        le=3_600_000,
+        description="How long to wait for the answer (default: the questions.timeout setting).",
+    )
     default_value: str | list[str] | None = Field(None, alias="defaultValue")
     on_timeout: Literal["error", "useDefault", "skip"] = Field("error", alias="onTimeout")
 
@@ -91,7 +100,7 @@ class AskUserQuestion(Tool):
         return f"Ask: {first}"
 
     async def run(self, ctx: ToolContext, args: AskInput) -> ToolResult:
-        timeout = args.timeout_ms / 1000
+        timeout = args.timeout_ms / 1000 if args.timeout_ms else configured_timeout(ctx.config)
         if ctx.sink is None:
             return ToolResult(NOT_REACHABLE)
         try:
@@ -103,6 +112,13 @@ class AskUserQuestion(Tool):
         if reply.declined or not reply.answers:
             return ToolResult(REJECTED)
         return ToolResult({"answers": reply.answers, "summary": in_words(reply.answers)})
+
+
+def configured_timeout(config: dict[str, Any]) -> float:
+    """`questions.timeout` in seconds (default 60)."""
+    value = (config.get("questions") or {}).get("timeout", DEFAULT_TIMEOUT)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else DEFAULT_TIMEOUT
 
 
 def on_timeout(args: AskInput, timeout: float) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from server.config import duration
+
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .web_search import WebSearch
 
@@ -59,10 +61,15 @@ class FetchSettings:
             domains = [domains]
         return cls(
             max_bytes=_positive(section.get("maxBytes"), DEFAULT_MAX_BYTES),
-            timeout=float(_positive(section.get("timeout"), DEFAULT_TIMEOUT)),
+            timeout=config_timeout(section.get("timeout")),
             allowed_domains=tuple(str(d) for d in domains),
             allow_private_hosts=section.get("allowPrivateHosts") is True,
         )
+
+
+def config_timeout(value: Any) -> float:
+    """`webFetch.timeout` as seconds (`server.config.duration`)."""
+    return duration(value, key="webFetch.timeout", default=DEFAULT_TIMEOUT, ceiling=MAX_TIMEOUT)
 
 
 def _positive(value: Any, default: float) -> Any:
