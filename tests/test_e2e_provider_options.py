@@ -4,8 +4,6 @@ flat layout in agentls's names, the per-provider layout in each API's own spelli
 
 from __future__ import annotations
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.agent_client import FAKE_MODELS, AgentClient, new_session, prompt, server_env
 from tests.conftest import write_project_config
@@ -31,7 +29,6 @@ async def one_turn(tmp_path, workspace, fake_llm, provider, llm_extra):
     return request.body, (tmp_path / "data" / "logs" / "serve.log").read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="the per-provider layout is silently ignored")
 async def test_the_per_provider_layout_in_the_apis_own_names(tmp_path, workspace, fake_llm):
     extra = {
         "providerOptions": {
@@ -47,7 +44,6 @@ async def test_the_per_provider_layout_in_the_apis_own_names(tmp_path, workspace
     assert "999" not in str(body), "another provider's options stay out"
 
 
-@pytest.mark.xfail(strict=True, reason="thinking.budgetTokens reaches Anthropic in camelCase")
 async def test_a_flat_thinking_budget_reaches_anthropic_in_its_spelling(
     tmp_path, workspace, fake_llm
 ):
@@ -56,7 +52,6 @@ async def test_a_flat_thinking_budget_reaches_anthropic_in_its_spelling(
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
 
 
-@pytest.mark.xfail(strict=True, reason="keys that reach no provider are dropped silently")
 async def test_keys_no_provider_takes_are_named_in_a_warning(tmp_path, workspace, fake_llm):
     extra = {"providerOptions": {"temprature": 0.2, "openai": {"frequency_penaltyy": 1}}}
     body, log = await one_turn(tmp_path, workspace, fake_llm, "openai", extra)

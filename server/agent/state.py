@@ -18,7 +18,13 @@ from server.permissions import PermissionState, offered_in_plan
 from server.providers import catalog, images, options, thinking
 from server.providers.base import Provider, ProviderFactory, ProviderSettings
 from server.providers.messages import Message, ModelRequest, StreamEvent, ToolSpec, Usage
-from server.providers.registry import ProviderConfigError, infer_provider, resolve_settings, wire_of
+from server.providers.registry import (
+    PROVIDERS,
+    ProviderConfigError,
+    infer_provider,
+    resolve_settings,
+    wire_of,
+)
 from server.providers.retry import RetryPolicy, StreamRestart, stream_with_retries
 from server.skills import MODEL_KEY, SkillCatalog, deactivate_all
 from server.tools.base import Tool, ToolContext
@@ -96,10 +102,11 @@ class AgentSession:
     def call_options(self, *, thinking_on: bool = True) -> dict[str, Any]:
         """defaults(provider) <- infer(model) <- config providerOptions <- skills <- thinking."""
         wire = wire_of(self.settings.provider)
+        provider = self.settings.provider
         merged = options.resolve(
-            self.settings.provider,
+            provider,
             self.model,
-            self.llm.get("providerOptions"),
+            options.configured(self.llm, provider, wire, PROVIDERS),
             self.tool_ctx.state.get(options.SKILL_STATE_KEY),
         )
         if not thinking_on:

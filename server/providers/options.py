@@ -10,10 +10,14 @@ Inference never turns thinking on.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Collection
 from typing import Any
 
 from server.providers.catalog import describe, fixed_temperature, normalize, reasons
+
+log = logging.getLogger(__name__)
 
 SKILL_STATE_KEY = "providerOptions"
 """Tool-context state key where active skills deep-merge their `providerOptions`."""
@@ -75,3 +79,76 @@ def infer(model_id: str) -> dict[str, Any]:
 
 def resolve(provider: str, model_id: str, *overrides: dict[str, Any] | None) -> dict[str, Any]:
     return merge(defaults(provider), infer(model_id), *overrides)
+
+
+# -- the config's layouts ----------------------------------------------------------------------
+
+WIRE_NAMES = {
+    "max_tokens": "maxTokens",
+    "max_completion_tokens": "maxTokens",
+    "max_output_tokens": "maxTokens",
+    "num_predict": "maxTokens",
+    "top_p": "topP",
+    "reasoning_effort": "reasoningEffort",
+    "stop_sequences": "stop",
+    "extra_body": "extraBody",
+    "num_ctx": "numCtx",
+    "outputConfig": "output_config",
+}
+"""Option names as the APIs spell them -> ours."""
+THINKING_NAMES = {"budgetTokens": "budget_tokens"}
+"""`thinking` goes to Anthropic as it is: our camelCase spelling of its keys -> its own."""
+
+TAKEN: dict[str, frozenset[str]] = {
+    "anthropic": frozenset({"maxTokens", "thinking", "output_config", "stop"}),
+    "openai": frozenset(
+        {"maxTokens", "temperature", "topP", "stop", "seed", "reasoning", "reasoningEffort"}
+        | {"extraBody"}
+    ),
+    "ollama": frozenset({"maxTokens", "temperature", "topP", "stop", "seed", "numCtx"}),
+    "local": frozenset(
+        {"maxTokens", "temperature", "topP", "seed", "promptCache", "contextWindow", "threads"}
+        | {"tools", "resultChars", "exampleSteps"}
+    ),
+}
+"""The options each wire sends (or, for the local model, uses); the rest reach no provider."""
+
+_warned: set[tuple[str, str]] = set()
+
+
+def configured(
+    llm: dict[str, Any], provider: str, wire: str, provider_ids: Collection[str]
+) -> dict[str, Any]:
+    """The config's options for `provider`, in our names: `llm.providers.<id>.defaults`, then
+    the flat keys of `llm.providerOptions`, then its `<id>` section (each API's own spelling is
+    accepted). Keys the provider's wire does not take are named in a warning, once."""
+    raw = llm.get("providerOptions") or {}
+    flat = {k: v for k, v in raw.items() if not (k in provider_ids and isinstance(v, dict))}
+    own = raw.get(provider) if isinstance(raw.get(provider), dict) else None
+    section = (llm.get("providers") or {}).get(provider)
+    base = section.get("defaults") if isinstance(section, dict) else None
+    layers = [_our_names(layer) for layer in (base, flat, own) if isinstance(layer, dict)]
+    merged = merge(*layers)
+    taken = TAKEN.get(wire)
+    if taken is not None:
+        for key in sorted(set(merged) - taken):
+            if (wire, key) not in _warned:
+                _warned.add((wire, key))
+                log.warning(
+                    "llm.providerOptions: %r reaches no %s model and is ignored; %s takes: %s",
+                    key,
+                    provider,
+                    wire,
+                    ", ".join(sorted(taken)),
+                )
+    return merged
+
+
+def _our_names(layer: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in layer.items():
+        ours = WIRE_NAMES.get(key, key)
+        if ours == "thinking" and isinstance(value, dict):
+            value = {THINKING_NAMES.get(k, k): v for k, v in value.items()}
+        out[ours] = value
+    return out
