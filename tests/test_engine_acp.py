@@ -149,7 +149,6 @@ async def test_events_and_permissions_cross_both_hops(tmp_path, workspace, fake_
     assert len(updates_of(client, "turn_end")) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="the acp engine emits no step_finish")
 async def test_an_agent_turn_ends_with_a_step_finish(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text="One."), Reply(text="Two."))
     client = await outer(tmp_path, fake_llm)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from protocol.updates import StopReason
+from protocol.updates import StepFinish, StopReason
+from protocol.updates import Usage as WireUsage
 from server import __version__
 from server.aio import run_to_end
 from server.engines.base import EngineCapabilities, EngineError
@@ -188,15 +189,18 @@ class AcpEngine(ExternalEngine):
             raise
         finally:
             handle.state.turn = None
-        return self._outcome(handle, result)
+        return self._outcome(handle, result, sink)
 
-    def _outcome(self, handle: AcpSession, result: Any) -> TurnOutcome:
+    def _outcome(self, handle: AcpSession, result: Any, sink: TurnSink) -> TurnOutcome:
         if isinstance(result, Exception):
             if not handle.peer.running:
                 raise EngineError(handle.peer.exit_reason())
             raise EngineError(f"{handle.agent} failed the turn: {result}")
         stop: StopReason = result.stop_reason if result.stop_reason in STOP_REASONS else "end_turn"
-        return TurnOutcome(stop_reason=stop, usage=peer_usage(result.usage))
+        usage = peer_usage(result.usage)
+        # ACP shows no model calls inside a turn: the agent's whole turn is its one step.
+        sink.emit(StepFinish(step=1, finish_reason=stop, usage=WireUsage(**vars(usage))))
+        return TurnOutcome(stop_reason=stop, usage=usage)
 
     async def _send_cancel(self, handle: AcpSession) -> None:
         with contextlib.suppress(Exception):
