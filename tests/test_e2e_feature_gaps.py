@@ -171,3 +171,49 @@ async def test_a_project_may_narrow_the_fetch_domains(tmp_path, workspace, fake_
         await client.close()
     [answer] = tool_results(fake_llm, 1)
     assert "not in webFetch.allowedDomains" in answer and "docs.python.org" in answer, answer
+
+
+def todos(n: int) -> dict:
+    return {
+        "todos": [{"id": str(i), "content": f"step {i}", "status": "pending"} for i in range(n)]
+    }
+
+
+@pytest.mark.xfail(strict=True, reason="todos have no per-session cap")
+async def test_the_todo_list_is_capped(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("todo_write", todos(6))]),
+        Reply(tool_calls=[FakeToolCall("todo_write", todos(5))]),
+        Reply(text="ok"),
+    )
+    client, session_id = await open_session(
+        tmp_path, workspace, fake_llm, todos={"maxPerSession": 5}
+    )
+    try:
+        await client.call("session/prompt", prompt(session_id, "plan"))
+    finally:
+        await client.close()
+    refused = tool_results(fake_llm, 1)[0]
+    assert "todos.maxPerSession" in refused and "5" in refused, refused
+    plans = [u["update"] for u in client.updates if u["update"]["kind"] == "plan"]
+    assert [len(p["entries"]) for p in plans] == [5]
+
+
+@pytest.mark.xfail(strict=True, reason="there is no /todo command")
+async def test_todo_commands_show_and_clear_the_list(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(tool_calls=[FakeToolCall("todo_write", todos(2))]), Reply(text="ok"))
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    try:
+        await client.call("session/prompt", prompt(session_id, "plan"))
+        client.updates.clear()
+        shown = await client.call("session/prompt", prompt(session_id, "/todo"))
+        listing = "".join(u["update"].get("text", "") for u in client.updates)
+        client.updates.clear()
+        cleared = await client.call("session/prompt", prompt(session_id, "/todo clear"))
+        plans = [u["update"] for u in client.updates if u["update"]["kind"] == "plan"]
+    finally:
+        await client.close()
+    assert (shown["terminal"], cleared["terminal"]) == ("completed", "completed")
+    assert len(fake_llm.requests) == 2, "the commands call no model"
+    assert "step 0" in listing and "step 1" in listing and "pending" in listing, listing
+    assert plans == [{"kind": "plan", "entries": []}]
