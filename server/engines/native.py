@@ -46,6 +46,7 @@ from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 log = logging.getLogger(__name__)
 
 MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<model id> [prompt]")
+TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
 
 
 class NativeEngine:
@@ -163,7 +164,7 @@ class NativeEngine:
 
     def offers(self, handle: AgentSession) -> SessionOffer:
         skills = handle.skills
-        commands = [MODEL_COMMAND]
+        commands = [MODEL_COMMAND, TODO_COMMAND]
         commands += [Command(s.name, s.description) for s in skills.commands()] if skills else []
         delegation = handle.delegation
 

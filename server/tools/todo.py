@@ -50,7 +50,7 @@ class TodoWrite(Tool):
                 f"REVISION_CONFLICT: the list is at revision {revision}, not "
                 f"{args.expected_revision}; re-read it and write the whole list again"
             )
-        check(args.todos)
+        check(args.todos, max_items(ctx.config))
         todos = [t.model_dump() for t in args.todos]
         ctx.state["todos"] = todos
         ctx.state["todoRevision"] = revision + 1
@@ -61,8 +61,23 @@ class TodoWrite(Tool):
         return {"revision": revision + 1, "todos": todos, "summary": summary or "empty list"}
 
 
-def check(todos: list[TodoItem]) -> None:
+DEFAULT_MAX_ITEMS = 50
+
+
+def max_items(config: dict) -> int:
+    """`todos.maxPerSession`: how many items the list may hold (default 50)."""
+    value = (config.get("todos") or {}).get("maxPerSession", DEFAULT_MAX_ITEMS)
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok else DEFAULT_MAX_ITEMS
+
+
+def check(todos: list[TodoItem], limit: int = DEFAULT_MAX_ITEMS) -> None:
     problems = []
+    if len(todos) > limit:
+        problems.append(
+            f"{len(todos)} items is over the limit of {limit} per session (todos.maxPerSession): "
+            "merge or drop items"
+        )
     duplicates = sorted(i for i, n in Counter(t.id.strip() for t in todos).items() if n > 1)
     if duplicates:
         problems.append(f"duplicate id(s): {', '.join(duplicates)}")
