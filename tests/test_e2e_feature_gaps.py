@@ -236,3 +236,20 @@ def test_commands_answer_in_print_mode_without_a_model(tmp_path, workspace, comm
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["result"].startswith(shown)
+
+
+@pytest.mark.xfail(strict=True, reason="a tool's risk is never read")
+async def test_permission_requests_say_how_risky_the_call_is(tmp_path, workspace, fake_llm):
+    (workspace / "notes.txt").write_text("a\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "rm notes.txt"})]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "new.txt", "content": "x"})]),
+        Reply(text="ok"),
+    )
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    try:
+        await client.call("session/prompt", prompt(session_id, "go"))
+    finally:
+        await client.close()
+    risks = [(r["toolCall"]["name"], r["toolCall"]["risk"]) for r in client.permission_requests]
+    assert risks == [("bash", "high"), ("write_file", "medium")], risks
