@@ -184,6 +184,9 @@ class ToolCallRef(WireModel):
     input: dict[str, Any]
     reason: str | None = None
     """Why the user is being asked (e.g. "runs rm -rf", "path outside the workspace")."""
+    risk: Literal["low", "medium", "high"] | None = None
+    """How much harm the call can do if it goes wrong: `low` (reads), `medium` (file writes, the
+    network), `high` (commands, git history)."""
 
 
 class PermissionOption(WireModel):

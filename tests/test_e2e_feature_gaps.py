@@ -238,7 +238,6 @@ def test_commands_answer_in_print_mode_without_a_model(tmp_path, workspace, comm
     assert json.loads(proc.stdout)["result"].startswith(shown)
 
 
-@pytest.mark.xfail(strict=True, reason="a tool's risk is never read")
 async def test_permission_requests_say_how_risky_the_call_is(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("a\n")
     fake_llm.script(

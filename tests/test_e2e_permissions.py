@@ -54,6 +54,7 @@ async def test_reject_leaves_file_untouched_and_model_sees_denial(tmp_path, work
         "name": "edit_file",
         "title": request["toolCall"]["title"],
         "input": edit.arguments,
+        "risk": "medium",
     }
     assert [o["kind"] for o in request["options"]] == [
         "allow_once",

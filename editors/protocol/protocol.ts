@@ -812,6 +812,11 @@ export interface ToolCallRef {
    * Why the user is being asked (e.g. "runs rm -rf", "path outside the workspace").
    */
   reason?: string | null;
+  /**
+   * How much harm the call can do if it goes wrong: `low` (reads), `medium` (file writes, the
+   * network), `high` (commands, git history).
+   */
+  risk?: ("low" | "medium" | "high") | null;
   title: string;
   toolCallId: string;
 }

@@ -153,6 +153,7 @@ async def _check_permission(
         title=tool.title(args),
         input=call.arguments,
         reason=decision.reason or None,
+        risk=tool.call_risk(args),
     )
     reply = None
     try:

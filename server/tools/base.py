@@ -111,6 +111,10 @@ class Tool(ABC):
         """Whether this call changes nothing; tools whose calls differ (git) override it."""
         return self.read_only
 
+    def call_risk(self, args: Any) -> Risk:
+        """How much harm this call can do; tools whose calls differ (git) override it."""
+        return self.risk
+
     def paths(self, args: Any) -> list[str]:
         """Filesystem paths the call touches (workspace confinement, editor locations)."""
         return []

@@ -93,7 +93,7 @@ export function permissionMessage(params: RequestPermissionParams): { message: s
   const call = params.toolCall;
   const lines: string[] = [];
   if (call.reason) lines.push(`Why you are asked: ${call.reason}.`);
-  lines.push(`Tool: ${call.name}`);
+  lines.push(call.risk ? `Tool: ${call.name} (${call.risk} risk)` : `Tool: ${call.name}`);
   const input = JSON.stringify(call.input, null, 2);
   lines.push(input.length > 600 ? `${input.slice(0, 600)}…` : input);
   return { message: `Allow the agent to ${lowerFirst(call.title)}?`, detail: lines.join("\n") };

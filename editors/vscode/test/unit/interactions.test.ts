@@ -123,7 +123,7 @@ test("permission: modal with the offered options in order; the choice or cancell
   assert.deepEqual(permissionChoices(withAll).map((c) => c.title), ["Allow once", "Always allow", "Reject", "Always reject"]);
   assert.deepEqual(permissionMessage(params), {
     message: "Allow the agent to run `rm -rf build`?",
-    detail: 'Why you are asked: recursive forced delete.\nTool: bash\n{\n  "command": "rm -rf build"\n}',
+    detail: 'Why you are asked: recursive forced delete.\nTool: bash (high risk)\n{\n  "command": "rm -rf build"\n}',
   });
   assert.deepEqual(permissionResult(undefined), { outcome: { outcome: "cancelled" } });
 

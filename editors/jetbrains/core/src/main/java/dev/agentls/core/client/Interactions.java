@@ -89,7 +89,9 @@ public final class Interactions {
         ToolCallRef call = params.toolCall();
         StringBuilder detail = new StringBuilder();
         if (call.reason() != null && !call.reason().isBlank()) detail.append("Why you are asked: ").append(call.reason()).append(".\n");
-        detail.append("Tool: ").append(call.name()).append('\n');
+        detail.append("Tool: ").append(call.name());
+        if (call.risk() != null) detail.append(" (").append(call.risk()).append(" risk)");
+        detail.append('\n');
         String input = new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create().toJson(call.input());
         detail.append(input.length() > DETAIL_LIMIT ? input.substring(0, DETAIL_LIMIT) + "…" : input);
         return detail.toString();

@@ -95,7 +95,7 @@ public final class Wire {
     // -- interactions (server -> client requests) -------------------------------------------
 
     /** The tool call a permission is asked for; {@code reason} says why the user is asked. */
-    public record ToolCallRef(String toolCallId, String name, String title, JsonObject input, String reason) {}
+    public record ToolCallRef(String toolCallId, String name, String title, JsonObject input, String reason, String risk) {}
 
     /** {@code kind}: allow_once | allow_always | reject_once | reject_always. */
     public record PermissionOption(String optionId, String name, String kind) {}

@@ -65,7 +65,7 @@ class InteractionsTest {
         assertEquals(List.of("allow_once", "reject_once", "never", "odd"),
                 Interactions.permissionChoices(shuffled).stream().map(Wire.PermissionOption::optionId).toList());
         assertEquals("Allow the agent to run `rm -rf build`?", Interactions.permissionTitle(params));
-        assertEquals("Why you are asked: recursive forced delete.\nTool: bash\n{\n  \"command\": \"rm -rf build\"\n}",
+        assertEquals("Why you are asked: recursive forced delete.\nTool: bash (high risk)\n{\n  \"command\": \"rm -rf build\"\n}",
                 Interactions.permissionDetail(params));
         Wire.PermissionOption reject = Interactions.permissionChoices(params).get(1);
         assertEquals(fixture.get("result"), Json.toTree(Interactions.permissionResult(reject)));
