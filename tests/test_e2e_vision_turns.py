@@ -7,8 +7,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.agent_client import open_session, prompt
 
@@ -39,7 +37,6 @@ def texts(body: dict) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.xfail(strict=True, reason="the vision model sticks for the whole session")
 async def test_the_vision_model_takes_the_image_turn_only(tmp_path, workspace, fake_llm):
     (workspace / "shot.png").write_bytes(png(64, 48))
     fake_llm.script(Reply(text="A black square."), Reply(text="You are welcome."))

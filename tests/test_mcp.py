@@ -226,7 +226,9 @@ def test_tool_result_images_round_trip_and_become_a_note_for_text_only_models():
         Message("tool", [ToolResultPart("c1", "mcp__demo__pixel", "[image]", images=[png])]),
     ]
     stored = json.loads(json.dumps([codec.message_to_dict(m) for m in history]))
-    assert stored[1]["parts"][0]["images"] == [{"data_url": png.data_url, "kind": "image"}]
+    assert stored[1]["parts"][0]["images"] == [
+        {"data_url": png.data_url, "kind": "image", "name": None, "seen_by": None}
+    ]
     assert [codec.message_from_dict(d) for d in stored] == history
 
     assert images.has_images(history)

@@ -143,7 +143,9 @@ def configured_instructions(session: AgentSession, files: str = "") -> str:
 def build_request(session: AgentSession, context: Message) -> ModelRequest:
     """The next model call: the (compacted) history, then the per-call turn context."""
     messages = session.view.messages(session.history)
-    if not images.can_see(session.model, session.settings.provider, session.vision_model):
+    if images.can_see(session.model, session.settings.provider, session.vision_model):
+        images.mark_seen(session.history, session.model)
+    else:
         messages = images.without_images(messages)
     files = session.instructions.render() if session.instructions else ""  # once per call
     return ModelRequest(

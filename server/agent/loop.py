@@ -73,8 +73,11 @@ async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> Turn
     sink = ClosingSink(sink)
     session.tool_ctx.sink = sink
     session.turn_usage = Usage()
-    async with session.background.running():  # leaving it cancels background subagents
-        stop = await run_steps(session, sink)
+    try:
+        async with session.background.running():  # leaving it cancels background subagents
+            stop = await run_steps(session, sink)
+    finally:
+        session.end_vision()
     return TurnOutcome(stop, session.turn_usage)
 
 

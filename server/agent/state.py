@@ -71,6 +71,8 @@ class AgentSession:
     mcp: Any = None
     """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
     skill_base: ProviderSettings | None = None
+    vision_base: ProviderSettings | None = None
+    """The session's own model while an image turn runs on a vision model."""
     """The settings a skill's `model` replaced; restored when the turn ends."""
     _provider: Provider | None = None
 
@@ -115,17 +117,27 @@ class AgentSession:
         return options.merge(merged, extra)
 
     def route_vision(self, sink: TurnSink, *, new_images: bool = False) -> None:
-        """Move to a vision model when images need one; the move sticks for the session."""
+        """A prompt with images runs its turn on a vision model when the session's own model
+        cannot read them (or one is configured); `end_vision` moves back after the turn."""
         target = images.vision_target(
             self.model,
             self.settings.provider,
             configured=self.vision_model,
             new_images=new_images,
-            history_images=images.has_images(self.history),
+            history_images=False,
         )
         if target:
+            self.vision_base = self.vision_base or self.settings
             self.settings = replace(self.settings, model=target)
+            self.switched = None
             sink.emit(ModelSwitched(model=target, reason="vision"))
+
+    def end_vision(self) -> None:
+        """Back to the session's own model after an image turn; the next call announces it.
+        Earlier images reach it as notes when it cannot read them (`images.without_images`)."""
+        base, self.vision_base = self.vision_base, None
+        if base is not None and base != self.settings:
+            self.settings, self.switched = base, "the image turn ended"
 
     def apply_skill_model(self) -> None:
         """An active skill that names a model runs the rest of the turn on it. A model that

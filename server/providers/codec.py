@@ -50,7 +50,7 @@ def part_from_dict(data: dict[str, Any]) -> Part:
         raise CodecError(f"unknown message part kind {data.get('kind')!r}")
     try:
         if cls is ToolResultPart:
-            images = [ImagePart(i["data_url"]) for i in data.get("images") or []]
+            images = [ImagePart(**i) for i in data.get("images") or []]
             return ToolResultPart(**{**data, "images": images})
         return cls(**data)
     except (TypeError, KeyError) as exc:

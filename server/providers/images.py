@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,7 +27,9 @@ from server.providers.messages import ImagePart, Message, Part, TextPart, ToolRe
 MAX_IMAGES = 8
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 IMAGE_ONLY_TEXT = "Please look at the attached image(s)."
-OMITTED = "[image omitted: the current model cannot read images]"
+UNSEEN = "omitted: the current model cannot read images"
+OMITTED = f"[image, {UNSEEN}]"
+"""The note for an image of unknown name and size that no model has read."""
 
 _EXT = r"\.(?:png|jpe?g|gif|webp)"
 _PATH = re.compile(
@@ -133,7 +136,64 @@ def load(path: Path) -> ImagePart:
     mime = sniff(data)
     if mime is None:
         raise ImageError(f"{path}: unsupported image type; use PNG, JPEG, GIF or WebP")
-    return ImagePart(f"data:{mime};base64,{base64.b64encode(data).decode()}")
+    return ImagePart(f"data:{mime};base64,{base64.b64encode(data).decode()}", name=path.name)
+
+
+def dimensions(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG, GIF, JPEG or WebP header; None when it cannot be read."""
+    try:
+        if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR":
+            return struct.unpack(">II", data[16:24])
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            return struct.unpack("<HH", data[6:10])
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            return _webp_size(data)
+        if data.startswith(b"\xff\xd8"):
+            return _jpeg_size(data)
+    except struct.error:
+        return None
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    kind = data[12:16]
+    if kind == b"VP8X":
+        width = int.from_bytes(data[24:27], "little") + 1
+        return width, int.from_bytes(data[27:30], "little") + 1
+    if kind == b"VP8L":
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if kind == b"VP8 ":
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    at = 2
+    while at + 9 < len(data):
+        if data[at] != 0xFF:
+            return None
+        marker, length = data[at + 1], struct.unpack(">H", data[at + 2 : at + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
+            return width, height
+        at += 2 + length
+    return None
+
+
+def note(part: ImagePart) -> str:
+    """What a text-only model reads instead of an image: `[image shot.png, 64x48, seen by m]`."""
+    try:
+        size = dimensions(base64.b64decode(part.base64[:65536], validate=False))
+    except (ValueError, IndexError):
+        size = None
+    facts = [
+        f"image {part.name}" if part.name else "image",
+        f"{size[0]}x{size[1]}" if size else None,
+    ]
+    facts.append(f"seen by {part.seen_by}" if part.seen_by else UNSEEN)
+    return "[" + ", ".join(f for f in facts if f) + "]"
 
 
 def check(part: ImagePart) -> ImagePart:
@@ -221,10 +281,22 @@ def without_images(messages: list[Message]) -> list[Message]:
 
 def _without_image(part: Part) -> Part:
     if isinstance(part, ImagePart):
-        return TextPart(OMITTED)
+        return TextPart(note(part))
     if isinstance(part, ToolResultPart) and part.images:
-        return replace(part, content=f"{part.content}\n{OMITTED}", images=[])
+        notes = "\n".join(note(i) for i in part.images)
+        return replace(part, content=f"{part.content}\n{notes}", images=[])
     return part
+
+
+def mark_seen(messages: list[Message], model: str) -> None:
+    """Record that `model` read the images not yet read by any (this turn's, when it is the
+    vision model)."""
+    for message in messages:
+        for part in message.parts:
+            pictures = part.images if isinstance(part, ToolResultPart) else [part]
+            for picture in pictures:
+                if isinstance(picture, ImagePart) and picture.seen_by is None:
+                    picture.seen_by = model
 
 
 def can_see(model: str, provider: str, configured: str | None) -> bool:

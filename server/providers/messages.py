@@ -27,6 +27,10 @@ class ImagePart:
 
     data_url: str
     kind: Literal["image"] = "image"
+    name: str | None = field(default=None, compare=False)
+    """The file it came from, for the note a text-only model gets instead."""
+    seen_by: str | None = field(default=None, compare=False)
+    """The model that read it (a turn's vision model)."""
 
     @property
     def mime_type(self) -> str:
