@@ -78,15 +78,14 @@ class Editor:
 
 
 def fake_env(tmp_path: Path, fake_llm, **extra: str) -> dict[str, str]:
-    return server_env(
-        tmp_path,
-        AGENTLS_PROVIDER="openai",
-        AGENTLS_MODEL="gpt-5.5",
-        AGENTLS_BASE_URL=fake_llm.openai_base_url,
-        AGENTLS_MAX_RETRIES="0",
-        OPENAI_API_KEY="k",
-        **extra,
-    )
+    defaults = {
+        "AGENTLS_PROVIDER": "openai",
+        "AGENTLS_MODEL": "gpt-5.5",
+        "AGENTLS_BASE_URL": fake_llm.openai_base_url,
+        "AGENTLS_MAX_RETRIES": "0",
+        "OPENAI_API_KEY": "k",
+    }
+    return server_env(tmp_path, **{**defaults, **extra})
 
 
 @asynccontextmanager
