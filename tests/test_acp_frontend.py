@@ -267,24 +267,6 @@ async def test_question_answered_through_form_elicitation(tmp_path, workspace, f
     assert editor.permissions == []
 
 
-async def test_question_answered_through_permission_options(tmp_path, workspace, fake_llm):
-    fake_llm.script(Reply(tool_calls=[FakeToolCall("ask_user_question", ASK)]), Reply(text="ok"))
-    editor = Editor()
-    editor.on_permission = lambda r: allow("answer_0")
-    async with agentls_acp(tmp_path, fake_env(tmp_path, fake_llm), editor) as (conn, _):
-        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        await conn.prompt(session_id=session.session_id, prompt=text("set up"))
-
-    asked = editor.permissions[0]
-    assert asked.tool_call.title == "Which runner?"
-    assert [(o.option_id, o.name, o.kind) for o in asked.options] == [
-        ("answer_0", "pytest", "allow_once"),
-        ("answer_1", "unittest", "allow_once"),
-        ("decline", "Don't answer", "reject_once"),
-    ]
-    assert "Which runner? → pytest" in tool_results(fake_llm, 1)[0]
-
-
 async def test_cancel_mid_turn_answers_cancelled(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text=" ".join(["slow"] * 100), chunk_delay=0.05), Reply(text="fresh"))
     editor = Editor()

@@ -29,9 +29,6 @@ def closing(updates: list[Any]) -> dict[str, str]:
     }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a no-form question becomes allow_once options a plain accept picks"
-)
 async def test_a_question_without_a_form_is_never_answered_by_a_plain_accept(
     tmp_path, workspace, fake_llm
 ):

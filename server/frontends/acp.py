@@ -3,8 +3,9 @@
 Zed, JetBrains AI Assistant, Neovim (CodeCompanion) and Emacs (agent-shell) start it and speak
 NDJSON JSON-RPC on stdio through the `agent-client-protocol` SDK. Each ACP method calls the
 session service; our events go back as `session/update` notifications, permissions as
-`session/request_permission`, questions as `elicitation/create` (or permission options when the
-client has no form elicitation). Translation only: the turn logic stays in the service.
+`session/request_permission`, questions as `elicitation/create` (or, when the client has no form
+elicitation, back to the model, which asks in the chat). Translation only: the turn logic stays
+in the service.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import contextlib
 import inspect
 import logging
 import signal
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -28,7 +28,6 @@ from protocol.methods import (
     AskQuestionResult,
     NewSessionParams,
     PromptParams,
-    Question,
     RequestPermissionParams,
     RequestPermissionResult,
     SessionInfoResult,
@@ -65,7 +64,7 @@ class AcpDoor:
     def __init__(self, service_factory: Callable[[AcpDoor], SessionService]):
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
-        # Every ACP client answers permission requests, so questions always have a way out.
+        # A client without forms still has the chat: the model is told to ask there.
         self.capabilities = ClientCapabilities(
             questions=True, permissions=True, images=True, diffs=True
         )
@@ -159,15 +158,17 @@ class AcpDoor:
         return RequestPermissionResult.model_validate(CANCELLED)
 
     async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        """A form when the client has `elicitation.form`. Otherwise the model asks in the chat:
+        a permission request cannot carry choices (clients show its options by kind, so three
+        answers read "Accept, Accept, Accept", and a plain accept would pick one)."""
         await self.flush()
-        tool_call_id = self._ask_calls.get(params.session_id)
         elicitation = self.client.elicitation
         if elicitation is not None and elicitation.form is not None:
             try:
-                return await self._ask_by_form(params, tool_call_id)
+                return await self._ask_by_form(params, self._ask_calls.get(params.session_id))
             except acp.RequestError as exc:
-                log.info("form elicitation failed (%s); asking with permission options", exc)
-        return await self._ask_by_permission(params, tool_call_id)
+                log.info("form elicitation failed (%s); the model asks in the chat", exc)
+        raise UserNotReachable("the client has no forms", hint=view.ask_in_chat(params.questions))
 
     async def _ask_by_form(self, params: AskQuestionParams, tool_call_id: str | None):
         questions = params.questions
@@ -182,33 +183,6 @@ class AcpDoor:
             return AskQuestionResult(declined=True)
         answers = view.answers_from_form(questions, response.content)
         return AskQuestionResult(answers=answers) if answers else AskQuestionResult(declined=True)
-
-    async def _ask_by_permission(self, params: AskQuestionParams, tool_call_id: str | None):
-        answers: dict[str, str | list[str]] = {}
-        for question in params.questions:
-            answer = await self._ask_one(params.session_id, question, tool_call_id)
-            if answer is None:
-                return AskQuestionResult(declined=True)
-            answers[question.question] = [answer] if question.multi_select else answer
-        return AskQuestionResult(answers=answers)
-
-    async def _ask_one(self, session_id: str, question: Question, tool_call_id: str | None):
-        tool_call = schema.ToolCallUpdate(
-            tool_call_id=tool_call_id or f"ask_{uuid.uuid4().hex[:12]}",
-            title=question.question,
-            kind="think",
-            raw_input=question.to_wire(),
-        )
-        try:
-            response = await self.conn.request_permission(
-                session_id=session_id, tool_call=tool_call, options=view.answer_options(question)
-            )
-        except acp.RequestError as exc:
-            raise UserNotReachable(f"the client cannot answer questions: {exc}") from exc
-        outcome = response.outcome
-        if not isinstance(outcome, schema.AllowedOutcome):
-            return None
-        return view.answer_from_option(question, outcome.option_id)
 
     # -- the ACP agent methods -------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Projection between agentls wire models and ACP (`agent-client-protocol` schema) for `agentls acp`.
 
 Our events become `session/update` variants, prompts come in as ACP content blocks, the turn's
-terminal becomes a stop reason, and questions become an elicitation form or permission options.
+terminal becomes a stop reason, and questions become an elicitation form (or a note telling the model to ask in the chat).
 """
 
 from __future__ import annotations
@@ -355,20 +355,16 @@ def answers_from_form(
     return answers
 
 
-def answer_options(question: Question) -> list[acp.PermissionOption]:
-    """A permission request standing in for a question: one `allow_once` option per answer."""
-    options = [
-        acp.PermissionOption(option_id=f"answer_{i}", name=o.label, kind="allow_once")
-        for i, o in enumerate(question.options)
+def ask_in_chat(questions: list[Question]) -> str:
+    """What the model is told when the editor cannot show choices: ask in the reply instead."""
+    lines = [
+        "The user's editor cannot show these choices. Ask in your reply, listing the options, "
+        "then end your turn: the user answers in their next message. Do not assume an answer."
     ]
-    options.append(
-        acp.PermissionOption(option_id="decline", name="Don't answer", kind="reject_once")
-    )
-    return options
-
-
-def answer_from_option(question: Question, option_id: str) -> str | None:
-    index = option_id.removeprefix("answer_")
-    if not index.isdigit() or int(index) >= len(question.options):
-        return None
-    return question.options[int(index)].label
+    for q in questions:
+        options = "; ".join(
+            f"{o.label} ({o.description})" if o.description else o.label for o in q.options
+        )
+        many = " (several may be chosen)" if q.multi_select else ""
+        lines.append(f"- {q.question}{many} Options: {options}")
+    return "\n".join(lines)
