@@ -147,7 +147,7 @@ async def test_prompt_streams_chunks_and_a_tool_call(tmp_path, workspace, fake_l
         "_meta": {"agentls": {"toolName": "read_file"}},
     }
     assert (started.status, done.status) == ("in_progress", "completed")
-    assert "1: hello" in done.content[0].content.text
+    assert done.content[0].content.text == "```\nhello\n```"
     assert editor.kinds()[0] == "available_commands_update"
     assert editor.kinds().count("usage_update") == 2
 

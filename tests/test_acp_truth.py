@@ -70,7 +70,6 @@ async def test_cancel_closes_every_tool_call_live_and_on_load(tmp_path, workspac
     assert closing(loaded.updates) == dict.fromkeys(ids, "failed")
 
 
-@pytest.mark.xfail(strict=True, reason="the tool call and the permission request carry no diff")
 async def test_edits_and_writes_show_the_proposed_diff_before_approval(
     tmp_path, workspace, fake_llm
 ):
@@ -100,7 +99,6 @@ async def test_edits_and_writes_show_the_proposed_diff_before_approval(
     assert (workspace / "notes.txt").read_text() == "bye\nworld\n"
 
 
-@pytest.mark.xfail(strict=True, reason="output is the JSON result string; rawOutput wraps it")
 async def test_tool_output_is_readable_and_raw_output_is_the_result(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("hello\n")
     fake_llm.script(

@@ -33,18 +33,15 @@ from protocol.methods import (
     SessionInfoResult,
     SessionUpdateParams,
 )
-from protocol.updates import ModelSwitched, StepFinish, ToolCall
+from protocol.updates import ModelSwitched, StepFinish, ToolCall, ToolCallUpdate
 from server import __version__
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
 from server.frontends.acp_lines import MAX_LINE, CheckedLines
+from server.frontends.acp_tools import ToolCards
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError, SessionService
 from server.turn import UserNotReachable
-
-ToolCallContent = (
-    schema.ContentToolCallContent | schema.FileEditToolCallContent | schema.TerminalToolCallContent
-)
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +69,7 @@ class AcpDoor:
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._pump: asyncio.Task | None = None
         self._ask_calls: dict[str, str] = {}
+        self.cards = ToolCards()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -83,7 +81,13 @@ class AcpDoor:
         session_id, update = params.session_id, params.update
         if isinstance(update, ToolCall) and update.name == "ask_user_question":
             self._ask_calls[session_id] = update.tool_call_id
-        out: list[Any] = view.project(update)
+        out: list[Any]
+        if isinstance(update, ToolCall):
+            out = [self.cards.start(session_id, update)]
+        elif isinstance(update, ToolCallUpdate):
+            out = [self.cards.progress(session_id, update)]
+        else:
+            out = view.project(update)
         if isinstance(update, StepFinish):
             out.append(view.usage_update(update, self._context_window(session_id)))
         elif isinstance(update, ModelSwitched):
@@ -127,18 +131,7 @@ class AcpDoor:
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         await self.flush()
-        call = params.tool_call
-        reason: list[ToolCallContent] | None = (
-            [schema.ContentToolCallContent(type="content", content=view.text_block(call.reason))]
-            if call.reason
-            else None
-        )
-        tool_call = schema.ToolCallUpdate(
-            tool_call_id=call.tool_call_id,
-            title=call.title,
-            raw_input=call.input,
-            content=reason or None,
-        )
+        tool_call = self.cards.for_permission(params.session_id, params.tool_call)
         options = [
             schema.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
             for o in params.options
@@ -240,6 +233,7 @@ class AcpDoor:
         info: SessionInfoResult = await self._call(load(session_id))
         self._attach_files(info.session_id)
         await self._attach_mcp(session_id, mcp_servers)
+        self._close_cards(session_id, "Interrupted: this tool call never finished.")
         await self.flush()
         self._announce_commands(info.session_id)
         return schema.LoadSessionResponse(
@@ -268,6 +262,8 @@ class AcpDoor:
             {"sessionId": session_id, "prompt": view.prompt_blocks(prompt)}
         )
         result = await self._call(self.service.prompt(params))
+        why = "Cancelled: the turn was stopped before this tool call finished."
+        self._close_cards(session_id, why if result.terminal == "aborted" else "Did not finish.")
         await self.flush()
         problem = view.turn_error(result)
         if problem:
@@ -319,6 +315,11 @@ class AcpDoor:
             from server.sessions.mcp import attach_servers
 
             await self._call(attach_servers(self.service, session_id, from_acp(servers)))
+
+    def _close_cards(self, session_id: str, why: str) -> None:
+        """Engines close their calls; this is for one that did not (an external agent)."""
+        for closing in self.cards.close_all(session_id, why):
+            self._outbox.put_nowait((session_id, closing))
 
     def _announce_commands(self, session_id: str) -> None:
         # Queued before the handler returns, so it goes out right after the response.

@@ -34,6 +34,7 @@ from protocol.updates import (
     WorkspaceTrust,
 )
 from server.config import user_config_path
+from server.frontends.acp_tools import tool_call_progress, tool_call_start
 
 AcpUpdate = (
     acp.UserMessageChunk
@@ -141,54 +142,6 @@ def note(words: str, key: str, update: WorkspaceTrust | StoreWarning) -> acp.Age
         session_update="agent_message_chunk",
         content=text_block(words),
         field_meta={"agentls": {key: update.to_wire()}},
-    )
-
-
-def tool_call_start(update: ToolCall) -> acp.ToolCallStart:
-    locations = [
-        acp.ToolCallLocation(path=loc.path, line=loc.line) for loc in update.locations or []
-    ]
-    return acp.ToolCallStart(
-        session_update="tool_call",
-        tool_call_id=update.tool_call_id,
-        title=update.title,
-        kind=update.tool_kind,
-        status="pending",
-        raw_input=update.input,
-        locations=locations or None,
-        field_meta={"agentls": nested({"toolName": update.name}, update.parent_tool_call_id)},
-    )
-
-
-def nested(meta: dict[str, Any], parent: str | None) -> dict[str, Any]:
-    """ACP has no nesting: a subagent's call names its `task` call in `_meta`."""
-    return {**meta, "parentToolCallId": parent} if parent else meta
-
-
-def tool_call_progress(update: ToolCallUpdate) -> acp.ToolCallProgress:
-    content: list[Any] = []
-    if update.diff is not None:
-        content.append(
-            acp.FileEditToolCallContent(
-                type="diff",
-                path=update.diff.path,
-                old_text=update.diff.old_text,
-                new_text=update.diff.new_text,
-            )
-        )
-    text = update.error if update.status in ("failed", "denied") else update.output
-    if text and update.diff is None:
-        content.append(acp.ContentToolCallContent(type="content", content=text_block(text)))
-    status = "failed" if update.status == "denied" else update.status
-    return acp.ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=update.tool_call_id,
-        status=status,
-        content=content or None,
-        raw_output={"output": update.output} if update.output is not None else None,
-        field_meta={"agentls": nested({}, update.parent_tool_call_id)}
-        if update.parent_tool_call_id
-        else None,
     )
 
 
