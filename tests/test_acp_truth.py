@@ -162,9 +162,6 @@ class EmptyAnswers(BufferEditor):
         return schema.ReadTextFileResponse(content=self.buffers.get(path, ""))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a missing file is read from the editor, which answers an empty text"
-)
 async def test_a_missing_file_is_not_asked_of_the_editor(tmp_path, workspace, fake_llm):
     fake_llm.script(
         Reply(tool_calls=[FakeToolCall("read_file", {"path": "missing.txt"})]),

@@ -307,7 +307,10 @@ class AcpDoor:
         use = self.service.offer(session_id).use_editor_files
         if use is None:
             return
-        use(EditorFiles(self.conn, session_id, session.cwd, read=read, write=write))
+        files = EditorFiles(
+            self.conn, session_id, session.cwd, read=read, write=write, flush=self.flush
+        )
+        use(files)
 
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:
