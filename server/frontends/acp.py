@@ -70,6 +70,7 @@ class AcpDoor:
         self._pump: asyncio.Task | None = None
         self._ask_calls: dict[str, str] = {}
         self.cards = ToolCards()
+        self._models: dict[str, list[str]] = {}  # the models each session's user chose
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -122,7 +123,7 @@ class AcpDoor:
         session = self.service.sessions.get(session_id)
         if session is None:
             return []
-        options = view.config_options(self.service.describe(session))
+        options = self._options(self.service.describe(session))
         return [
             schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options)
         ]
@@ -221,7 +222,7 @@ class AcpDoor:
         return schema.NewSessionResponse(
             session_id=info.session_id,
             modes=view.mode_state(info),
-            config_options=view.config_options(info),
+            config_options=self._options(info, chosen=True),
         )
 
     async def load_session(
@@ -237,7 +238,7 @@ class AcpDoor:
         await self.flush()
         self._announce_commands(info.session_id)
         return schema.LoadSessionResponse(
-            modes=view.mode_state(info), config_options=view.config_options(info)
+            modes=view.mode_state(info), config_options=self._options(info, chosen=True)
         )
 
     async def list_sessions(
@@ -277,6 +278,8 @@ class AcpDoor:
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> schema.SetSessionModeResponse:
         self._sync(lambda: self.service.set_mode(session_id, mode_id))
+        for update in self._config_update(session_id):
+            self._outbox.put_nowait((session_id, update))
         return schema.SetSessionModeResponse()
 
     async def set_config_option(
@@ -289,7 +292,11 @@ class AcpDoor:
         else:
             self._sync(lambda: self.service.set_mode(session_id, value))
         info = self._sync(lambda: self.service.describe(self.service.get(session_id)))
-        return schema.SetSessionConfigOptionResponse(config_options=view.config_options(info))
+        if config_id == view.MODEL_OPTION:
+            self._models.setdefault(session_id, []).append(value)
+        else:
+            self._mode_update(session_id, value)
+        return schema.SetSessionConfigOptionResponse(config_options=self._options(info))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> schema.CloseSessionResponse:
         await self._call(self.service.close(session_id))
@@ -318,6 +325,19 @@ class AcpDoor:
             from server.sessions.mcp import attach_servers
 
             await self._call(attach_servers(self.service, session_id, from_acp(servers)))
+
+    def _options(self, info: SessionInfoResult, *, chosen: bool = False) -> list[Any]:
+        """The config options, keeping every model the user chose (`chosen`: this is one)."""
+        kept = self._models.setdefault(info.session_id, [])
+        if chosen:
+            kept.append(info.models.current_model_id)
+        return view.config_options(info, keep=kept)
+
+    def _mode_update(self, session_id: str, mode: str) -> None:
+        update = schema.CurrentModeUpdate(
+            session_update="current_mode_update", current_mode_id=mode
+        )
+        self._outbox.put_nowait((session_id, update))
 
     def _close_cards(self, session_id: str, why: str) -> None:
         """Engines close their calls; this is for one that did not (an external agent)."""

@@ -37,7 +37,8 @@ from server.config import user_config_path
 from server.frontends.acp_tools import tool_call_progress, tool_call_start
 
 AcpUpdate = (
-    acp.UserMessageChunk
+    acp.CurrentModeUpdate
+    | acp.UserMessageChunk
     | acp.AgentMessageChunk
     | acp.AgentThoughtChunk
     | acp.ToolCallStart
@@ -82,20 +83,12 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             return [tool_call_start(update)]
         case ToolCallUpdate():
             return [tool_call_progress(update)]
-        case Plan(entries=entries):
-            return [
-                acp.AgentPlanUpdate(
-                    session_update="plan",
-                    entries=[
-                        acp.PlanEntry(
-                            content=e.content,
-                            priority="medium",
-                            status="completed" if e.status == "cancelled" else e.status,
-                        )
-                        for e in entries
-                    ],
-                )
-            ]
+        case Plan():
+            return [plan(update)]
+        case McpStatus(status="failed"):
+            return [mcp_notice(update)]
+        case StreamRetry():
+            return [retry_notice(update)]
         case (
             StepFinish()
             | QuestionNote()
@@ -103,7 +96,6 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | SubagentUpdate()
             | ModelSwitched()
             | Compaction()
-            | StreamRetry()
             | McpStatus()
             | TurnEnd()
         ):
@@ -127,6 +119,36 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
     return note(words, "workspaceTrust", update)
 
 
+def plan(update: Plan) -> acp.AgentPlanUpdate:
+    """ACP entries are pending, in progress or completed: a cancelled one is left out (it is
+    not done), and named in `_meta.agentls.cancelled`."""
+    kept = [e for e in update.entries if e.status != "cancelled"]
+    cancelled = [e.content for e in update.entries if e.status == "cancelled"]
+    return acp.AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            acp.PlanEntry(content=e.content, priority="medium", status=e.status) for e in kept
+        ],
+        field_meta={"agentls": {"cancelled": cancelled}} if cancelled else None,
+    )
+
+
+def mcp_notice(update: McpStatus) -> acp.AgentMessageChunk:
+    """A server that failed to start or crashed: its tools are missing, so the user is told."""
+    why = f": {update.error}" if update.error else ""
+    words = f"\n\n**MCP server `{update.server}` failed**{why}. Its tools are not available.\n\n"
+    return note(words, "mcpStatus", update)
+
+
+def retry_notice(update: StreamRetry) -> acp.AgentMessageChunk:
+    """What was streamed since the last step is sent again, so the user should know why."""
+    words = (
+        f"\n\n*The model call failed ({update.error}); retrying in {update.delay:g} s "
+        f"(retry {update.attempt}).*\n\n"
+    )
+    return note(words, "streamRetry", update)
+
+
 def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
     """Agent text, as the trust note: ACP has no warning of its own."""
     words = (
@@ -136,7 +158,9 @@ def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
     return note(words, "storeWarning", update)
 
 
-def note(words: str, key: str, update: WorkspaceTrust | StoreWarning) -> acp.AgentMessageChunk:
+def note(
+    words: str, key: str, update: WorkspaceTrust | StoreWarning | McpStatus | StreamRetry
+) -> acp.AgentMessageChunk:
     """A notice as agent text, which every client shows, with the update in `_meta`."""
     return acp.AgentMessageChunk(
         session_update="agent_message_chunk",
@@ -222,12 +246,19 @@ def mode_state(info: SessionInfoResult) -> acp.SessionModeState:
 
 
 def config_options(
-    info: SessionInfoResult,
+    info: SessionInfoResult, *, keep: list[str] | tuple[str, ...] = ()
 ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
-    """The model (category `model`) and the permission mode (category `mode`) as selects."""
+    """The model (category `model`) and the permission mode (category `mode`) as selects;
+    `keep` are models the user chose that stay in the list (a vision switch moves off them)."""
     models = [
         acp.SessionConfigSelectOption(value=m.model_id, name=m.name, description=m.provider or None)
         for m in info.models.available_models
+    ]
+    listed = {m.value for m in models}
+    models[:0] = [
+        acp.SessionConfigSelectOption(value=m, name=m)
+        for m in dict.fromkeys(keep)
+        if m not in listed
     ]
     modes = [
         acp.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
