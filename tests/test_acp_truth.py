@@ -9,6 +9,8 @@ from typing import Any
 
 from acp import schema
 
+from protocol.updates import Location, ToolCall
+from server.frontends.acp_tools import tool_call_start
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.test_acp_frontend import ASK, Editor, agentls_acp, allow, fake_env, text, tool_results
 from tests.test_acp_fs import FS, BufferEditor
@@ -273,6 +275,12 @@ async def test_cancel_while_asking_closes_the_call(tmp_path, workspace, fake_llm
         before_the_answer = list(editor.updates)
     ids = [c.tool_call_id for c in calls(editor)]
     assert ids == ["call_task", "call_task/call_bash"]
+    asked = editor.permissions[0]
+    assert (asked.tool_call_id, asked.kind, asked.title) == (
+        ids[1],
+        "execute",
+        "executor subagent: Run `echo hi`",
+    )
     assert closing(before_the_answer) == dict.fromkeys(ids, "failed")
 
     loaded = Editor()
@@ -280,3 +288,23 @@ async def test_cancel_while_asking_closes_the_call(tmp_path, workspace, fake_llm
         await conn.load_session(cwd=str(workspace), session_id=session.session_id, mcp_servers=[])
     assert [c.tool_call_id for c in calls(loaded)] == ids
     assert closing(loaded.updates) == dict.fromkeys(ids, "failed")
+
+
+def test_a_line_edit_proposes_its_line():
+    call = ToolCall(
+        tool_call_id="c1",
+        name="edit_file_hashed",
+        title="Edit a.py (line abc123)",
+        tool_kind="edit",
+        input={
+            "path": "a.py",
+            "anchor_hash": "abc123",
+            "expected_line": "x = 1",
+            "new_line": "x = 2",
+        },
+        locations=[Location(path="/w/a.py")],
+    )
+    card = tool_call_start(call).model_dump(by_alias=True, exclude_none=True)
+    assert card["content"] == [
+        {"type": "diff", "path": "/w/a.py", "oldText": "x = 1", "newText": "x = 2"}
+    ]

@@ -24,6 +24,7 @@ MAX_PREVIEW = 2 * 1024 * 1024
 """Files larger than this get a diff of the replaced text only."""
 WRITES = frozenset({"write_file", "Write"})
 EDITS = frozenset({"edit_file", "Edit"})
+LINE_EDITS = frozenset({"edit_file_hashed"})
 LINE_NUMBER = re.compile(r"^\d+: ", re.MULTILINE)
 
 
@@ -90,9 +91,13 @@ def tool_call_progress(update: ToolCallUpdate, name: str | None = None) -> acp.T
 def proposed_diff(update: ToolCall) -> acp.FileEditToolCallContent | None:
     """The whole-file change an edit or write call asks for, as the disk has the file now
     (just the replaced text when the file cannot be read or the text is not found)."""
-    if update.name not in WRITES | EDITS or not update.locations:
+    if update.name not in WRITES | EDITS | LINE_EDITS or not update.locations:
         return None
     path, args = update.locations[0].path, update.input
+    if update.name in LINE_EDITS:
+        old, new = args.get("expected_line"), args.get("new_line")
+        ok = isinstance(old, str) and isinstance(new, str)
+        return diff(path, old, new) if ok else None
     before = file_text(Path(path))
     if update.name in WRITES:
         content = args.get("content")
