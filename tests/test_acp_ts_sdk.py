@@ -64,6 +64,7 @@ def closed(events: list[dict]) -> dict[str, str]:
     }
 
 
+@pytest.mark.xfail(strict=True, reason="the proposal is made against the disk, not the buffer")
 async def test_edits_asked_and_served_by_the_editor(tmp_path, workspace, fake_llm):
     notes = workspace / "notes.txt"
     notes.write_text("on disk\n")
@@ -91,8 +92,13 @@ async def test_edits_asked_and_served_by_the_editor(tmp_path, workspace, fake_ll
     (asked,) = [e["request"] for e in events if e["event"] == "permission"]
     assert asked["toolCall"]["kind"] == "edit"
     assert asked["toolCall"]["locations"] == [{"path": str(notes)}]
-    # The disk does not hold "unsaved", so the proposal is the replaced text itself.
-    proposal = {"type": "diff", "path": str(notes), "oldText": "unsaved", "newText": "saved"}
+    # The proposal is made against the editor's buffer, not the disk.
+    proposal = {
+        "type": "diff",
+        "path": str(notes),
+        "oldText": "unsaved buffer\n",
+        "newText": "saved buffer\n",
+    }
     assert proposal in asked["toolCall"]["content"]
     writes = [(e["path"], e["content"]) for e in events if e["event"] == "write"]
     assert writes == [(str(notes), "saved buffer\n")]
