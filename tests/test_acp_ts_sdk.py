@@ -64,7 +64,6 @@ def closed(events: list[dict]) -> dict[str, str]:
     }
 
 
-@pytest.mark.xfail(strict=True, reason="the proposal is made against the disk, not the buffer")
 async def test_edits_asked_and_served_by_the_editor(tmp_path, workspace, fake_llm):
     notes = workspace / "notes.txt"
     notes.write_text("on disk\n")

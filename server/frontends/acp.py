@@ -16,6 +16,7 @@ import inspect
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import acp
@@ -71,6 +72,7 @@ class AcpDoor:
         self._ask_calls: dict[str, str] = {}
         self.cards = ToolCards()
         self._models: dict[str, list[str]] = {}  # the models each session's user chose
+        self._files: dict[str, EditorFiles] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -131,6 +133,7 @@ class AcpDoor:
     # -- interactions (the ClientChannel side) ---------------------------------------------
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        await self._propose_from_buffer(params.session_id, params.tool_call.tool_call_id)
         await self.flush()
         tool_call = self.cards.for_permission(params.session_id, params.tool_call)
         options = [
@@ -177,6 +180,16 @@ class AcpDoor:
             return AskQuestionResult(declined=True)
         answers = view.answers_from_form(questions, response.content)
         return AskQuestionResult(answers=answers) if answers else AskQuestionResult(declined=True)
+
+    async def _propose_from_buffer(self, session_id: str, call_id: str) -> None:
+        """An edit asked about shows its change against the editor's buffer, which may hold
+        unsaved text the disk does not: the card is updated, then the request goes out."""
+        files, path = self._files.get(session_id), self.cards.proposal_path(session_id, call_id)
+        if files is None or path is None:
+            return
+        before = await files.read_text(Path(path))
+        if before is not None:
+            self._outbox.put_nowait((session_id, self.cards.repropose(session_id, call_id, before)))
 
     # -- the ACP agent methods -------------------------------------------------------------
 
@@ -300,6 +313,7 @@ class AcpDoor:
 
     async def close_session(self, session_id: str, **kwargs: Any) -> schema.CloseSessionResponse:
         await self._call(self.service.close(session_id))
+        self._files.pop(session_id, None)
         return schema.CloseSessionResponse()
 
     # -- helpers ---------------------------------------------------------------------------
@@ -318,6 +332,7 @@ class AcpDoor:
             self.conn, session_id, session.cwd, read=read, write=write, flush=self.flush
         )
         use(files)
+        self._files[session_id] = files
 
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:

@@ -39,11 +39,13 @@ def nested(meta: dict[str, Any], parent: str | None) -> dict[str, Any]:
     return {**meta, "parentToolCallId": parent} if parent else meta
 
 
-def tool_call_start(update: ToolCall) -> acp.ToolCallStart:
+def tool_call_start(update: ToolCall, *, before: str | None = None) -> acp.ToolCallStart:
+    """The card; an edit's proposal is made against `before` when given (the editor's buffer),
+    else against the disk."""
     locations = [
         acp.ToolCallLocation(path=loc.path, line=loc.line) for loc in update.locations or []
     ]
-    diff = proposed_diff(update)
+    diff = proposed_diff(update, before)
     return acp.ToolCallStart(
         session_update="tool_call",
         tool_call_id=update.tool_call_id,
@@ -88,9 +90,11 @@ def tool_call_progress(update: ToolCallUpdate, name: str | None = None) -> acp.T
 # -- proposed changes -------------------------------------------------------------------------
 
 
-def proposed_diff(update: ToolCall) -> acp.FileEditToolCallContent | None:
-    """The whole-file change an edit or write call asks for, as the disk has the file now
-    (just the replaced text when the file cannot be read or the text is not found)."""
+def proposed_diff(
+    update: ToolCall, before: str | None = None
+) -> acp.FileEditToolCallContent | None:
+    """The whole-file change an edit or write call asks for, against `before` or the file as
+    the disk has it now (just the replaced text when it cannot be read or the text is absent)."""
     if update.name not in WRITES | EDITS | LINE_EDITS or not update.locations:
         return None
     path, args = update.locations[0].path, update.input
@@ -98,7 +102,7 @@ def proposed_diff(update: ToolCall) -> acp.FileEditToolCallContent | None:
         old, new = args.get("expected_line"), args.get("new_line")
         ok = isinstance(old, str) and isinstance(new, str)
         return diff(path, old, new) if ok else None
-    before = file_text(Path(path))
+    before = file_text(Path(path)) if before is None else before
     if update.name in WRITES:
         content = args.get("content")
         return diff(path, before, content) if isinstance(content, str) else None
@@ -169,17 +173,34 @@ class ToolCards:
 
     def __init__(self) -> None:
         self.open: dict[str, dict[str, acp.ToolCallStart]] = {}
+        self.calls: dict[str, dict[str, ToolCall]] = {}
 
     def start(self, session_id: str, update: ToolCall) -> acp.ToolCallStart:
         card = tool_call_start(update)
         self.open.setdefault(session_id, {})[update.tool_call_id] = card
+        self.calls.setdefault(session_id, {})[update.tool_call_id] = update
         return card
+
+    def proposal_path(self, session_id: str, call_id: str) -> str | None:
+        """The file an open edit or write card proposes a change to."""
+        card = self.open.get(session_id, {}).get(call_id)
+        has_diff = card is not None and any(c.type == "diff" for c in card.content or [])
+        return card.locations[0].path if has_diff and card and card.locations else None
+
+    def repropose(self, session_id: str, call_id: str, before: str) -> acp.ToolCallProgress:
+        """The card's proposal made again against the editor's text of the file."""
+        card = tool_call_start(self.calls[session_id][call_id], before=before)
+        self.open[session_id][call_id] = card
+        return acp.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id, content=card.content
+        )
 
     def progress(self, session_id: str, update: ToolCallUpdate) -> acp.ToolCallProgress:
         cards = self.open.get(session_id, {})
         card = cards.get(update.tool_call_id)
         if update.status in ("completed", "failed", "denied"):
             cards.pop(update.tool_call_id, None)
+            self.calls.get(session_id, {}).pop(update.tool_call_id, None)
         name = (card.field_meta or {}).get("agentls", {}).get("toolName") if card else None
         return tool_call_progress(update, name)
 
@@ -201,6 +222,7 @@ class ToolCards:
     def close_all(self, session_id: str, why: str) -> list[acp.ToolCallProgress]:
         """A `failed` close for every card still open (the turn or the replay has ended)."""
         cards = self.open.pop(session_id, {})
+        self.calls.pop(session_id, None)
         return [
             acp.ToolCallProgress(
                 session_update="tool_call_update",
