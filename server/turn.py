@@ -21,7 +21,12 @@ from server.providers.messages import ImagePart, Usage
 
 
 class UserNotReachable(Exception):
-    """No interactive client can answer (capability not advertised, or none attached)."""
+    """No interactive client can answer (capability not advertised, or none attached).
+    `hint`, when given, tells the model what to do instead (e.g. ask in the chat)."""
+
+    def __init__(self, message: str = "", *, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 class SessionSearch(Protocol):

@@ -3,8 +3,9 @@
 Zed, JetBrains AI Assistant, Neovim (CodeCompanion) and Emacs (agent-shell) start it and speak
 NDJSON JSON-RPC on stdio through the `agent-client-protocol` SDK. Each ACP method calls the
 session service; our events go back as `session/update` notifications, permissions as
-`session/request_permission`, questions as `elicitation/create` (or permission options when the
-client has no form elicitation). Translation only: the turn logic stays in the service.
+`session/request_permission`, questions as `elicitation/create` (or, when the client has no form
+elicitation, back to the model, which asks in the chat). Translation only: the turn logic stays
+in the service.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import contextlib
 import inspect
 import logging
 import signal
-import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import acp
@@ -28,24 +29,20 @@ from protocol.methods import (
     AskQuestionResult,
     NewSessionParams,
     PromptParams,
-    Question,
     RequestPermissionParams,
     RequestPermissionResult,
     SessionInfoResult,
     SessionUpdateParams,
 )
-from protocol.updates import ModelSwitched, StepFinish, ToolCall
+from protocol.updates import ModelSwitched, StepFinish, ToolCall, ToolCallUpdate
 from server import __version__
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
 from server.frontends.acp_lines import MAX_LINE, CheckedLines
+from server.frontends.acp_tools import ToolCards
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError, SessionService
 from server.turn import UserNotReachable
-
-ToolCallContent = (
-    schema.ContentToolCallContent | schema.FileEditToolCallContent | schema.TerminalToolCallContent
-)
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +62,7 @@ class AcpDoor:
     def __init__(self, service_factory: Callable[[AcpDoor], SessionService]):
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
-        # Every ACP client answers permission requests, so questions always have a way out.
+        # A client without forms still has the chat: the model is told to ask there.
         self.capabilities = ClientCapabilities(
             questions=True, permissions=True, images=True, diffs=True
         )
@@ -73,6 +70,9 @@ class AcpDoor:
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._pump: asyncio.Task | None = None
         self._ask_calls: dict[str, str] = {}
+        self.cards = ToolCards()
+        self._models: dict[str, list[str]] = {}  # the models each session's user chose
+        self._files: dict[str, EditorFiles] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -84,7 +84,13 @@ class AcpDoor:
         session_id, update = params.session_id, params.update
         if isinstance(update, ToolCall) and update.name == "ask_user_question":
             self._ask_calls[session_id] = update.tool_call_id
-        out: list[Any] = view.project(update)
+        out: list[Any]
+        if isinstance(update, ToolCall):
+            out = [self.cards.start(session_id, update)]
+        elif isinstance(update, ToolCallUpdate):
+            out = [self.cards.progress(session_id, update)]
+        else:
+            out = view.project(update)
         if isinstance(update, StepFinish):
             out.append(view.usage_update(update, self._context_window(session_id)))
         elif isinstance(update, ModelSwitched):
@@ -119,7 +125,7 @@ class AcpDoor:
         session = self.service.sessions.get(session_id)
         if session is None:
             return []
-        options = view.config_options(self.service.describe(session))
+        options = self._options(self.service.describe(session))
         return [
             schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options)
         ]
@@ -127,19 +133,9 @@ class AcpDoor:
     # -- interactions (the ClientChannel side) ---------------------------------------------
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        await self._propose_from_buffer(params.session_id, params.tool_call.tool_call_id)
         await self.flush()
-        call = params.tool_call
-        reason: list[ToolCallContent] | None = (
-            [schema.ContentToolCallContent(type="content", content=view.text_block(call.reason))]
-            if call.reason
-            else None
-        )
-        tool_call = schema.ToolCallUpdate(
-            tool_call_id=call.tool_call_id,
-            title=call.title,
-            raw_input=call.input,
-            content=reason or None,
-        )
+        tool_call = self.cards.for_permission(params.session_id, params.tool_call)
         options = [
             schema.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
             for o in params.options
@@ -159,15 +155,17 @@ class AcpDoor:
         return RequestPermissionResult.model_validate(CANCELLED)
 
     async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
+        """A form when the client has `elicitation.form`. Otherwise the model asks in the chat:
+        a permission request cannot carry choices (clients show its options by kind, so three
+        answers read "Accept, Accept, Accept", and a plain accept would pick one)."""
         await self.flush()
-        tool_call_id = self._ask_calls.get(params.session_id)
         elicitation = self.client.elicitation
         if elicitation is not None and elicitation.form is not None:
             try:
-                return await self._ask_by_form(params, tool_call_id)
+                return await self._ask_by_form(params, self._ask_calls.get(params.session_id))
             except acp.RequestError as exc:
-                log.info("form elicitation failed (%s); asking with permission options", exc)
-        return await self._ask_by_permission(params, tool_call_id)
+                log.info("form elicitation failed (%s); the model asks in the chat", exc)
+        raise UserNotReachable("the client has no forms", hint=view.ask_in_chat(params.questions))
 
     async def _ask_by_form(self, params: AskQuestionParams, tool_call_id: str | None):
         questions = params.questions
@@ -183,32 +181,15 @@ class AcpDoor:
         answers = view.answers_from_form(questions, response.content)
         return AskQuestionResult(answers=answers) if answers else AskQuestionResult(declined=True)
 
-    async def _ask_by_permission(self, params: AskQuestionParams, tool_call_id: str | None):
-        answers: dict[str, str | list[str]] = {}
-        for question in params.questions:
-            answer = await self._ask_one(params.session_id, question, tool_call_id)
-            if answer is None:
-                return AskQuestionResult(declined=True)
-            answers[question.question] = [answer] if question.multi_select else answer
-        return AskQuestionResult(answers=answers)
-
-    async def _ask_one(self, session_id: str, question: Question, tool_call_id: str | None):
-        tool_call = schema.ToolCallUpdate(
-            tool_call_id=tool_call_id or f"ask_{uuid.uuid4().hex[:12]}",
-            title=question.question,
-            kind="think",
-            raw_input=question.to_wire(),
-        )
-        try:
-            response = await self.conn.request_permission(
-                session_id=session_id, tool_call=tool_call, options=view.answer_options(question)
-            )
-        except acp.RequestError as exc:
-            raise UserNotReachable(f"the client cannot answer questions: {exc}") from exc
-        outcome = response.outcome
-        if not isinstance(outcome, schema.AllowedOutcome):
-            return None
-        return view.answer_from_option(question, outcome.option_id)
+    async def _propose_from_buffer(self, session_id: str, call_id: str) -> None:
+        """An edit asked about shows its change against the editor's buffer, which may hold
+        unsaved text the disk does not: the card is updated, then the request goes out."""
+        files, path = self._files.get(session_id), self.cards.proposal_path(session_id, call_id)
+        if files is None or path is None:
+            return
+        before = await files.read_text(Path(path))
+        if before is not None:
+            self._outbox.put_nowait((session_id, self.cards.repropose(session_id, call_id, before)))
 
     # -- the ACP agent methods -------------------------------------------------------------
 
@@ -254,7 +235,7 @@ class AcpDoor:
         return schema.NewSessionResponse(
             session_id=info.session_id,
             modes=view.mode_state(info),
-            config_options=view.config_options(info),
+            config_options=self._options(info, chosen=True),
         )
 
     async def load_session(
@@ -266,10 +247,11 @@ class AcpDoor:
         info: SessionInfoResult = await self._call(load(session_id))
         self._attach_files(info.session_id)
         await self._attach_mcp(session_id, mcp_servers)
+        self._close_cards(session_id, "Interrupted: this tool call never finished.")
         await self.flush()
         self._announce_commands(info.session_id)
         return schema.LoadSessionResponse(
-            modes=view.mode_state(info), config_options=view.config_options(info)
+            modes=view.mode_state(info), config_options=self._options(info, chosen=True)
         )
 
     async def list_sessions(
@@ -294,6 +276,8 @@ class AcpDoor:
             {"sessionId": session_id, "prompt": view.prompt_blocks(prompt)}
         )
         result = await self._call(self.service.prompt(params))
+        why = "Cancelled: the turn was stopped before this tool call finished."
+        self._close_cards(session_id, why if result.terminal == "aborted" else "Did not finish.")
         await self.flush()
         problem = view.turn_error(result)
         if problem:
@@ -307,6 +291,8 @@ class AcpDoor:
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> schema.SetSessionModeResponse:
         self._sync(lambda: self.service.set_mode(session_id, mode_id))
+        for update in self._config_update(session_id):
+            self._outbox.put_nowait((session_id, update))
         return schema.SetSessionModeResponse()
 
     async def set_config_option(
@@ -319,10 +305,15 @@ class AcpDoor:
         else:
             self._sync(lambda: self.service.set_mode(session_id, value))
         info = self._sync(lambda: self.service.describe(self.service.get(session_id)))
-        return schema.SetSessionConfigOptionResponse(config_options=view.config_options(info))
+        if config_id == view.MODEL_OPTION:
+            self._models.setdefault(session_id, []).append(value)
+        else:
+            self._mode_update(session_id, value)
+        return schema.SetSessionConfigOptionResponse(config_options=self._options(info))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> schema.CloseSessionResponse:
         await self._call(self.service.close(session_id))
+        self._files.pop(session_id, None)
         return schema.CloseSessionResponse()
 
     # -- helpers ---------------------------------------------------------------------------
@@ -337,7 +328,11 @@ class AcpDoor:
         use = self.service.offer(session_id).use_editor_files
         if use is None:
             return
-        use(EditorFiles(self.conn, session_id, session.cwd, read=read, write=write))
+        files = EditorFiles(
+            self.conn, session_id, session.cwd, read=read, write=write, flush=self.flush
+        )
+        use(files)
+        self._files[session_id] = files
 
     async def _attach_mcp(self, session_id: str, servers: list[Any] | None) -> None:
         if servers:
@@ -345,6 +340,24 @@ class AcpDoor:
             from server.sessions.mcp import attach_servers
 
             await self._call(attach_servers(self.service, session_id, from_acp(servers)))
+
+    def _options(self, info: SessionInfoResult, *, chosen: bool = False) -> list[Any]:
+        """The config options, keeping every model the user chose (`chosen`: this is one)."""
+        kept = self._models.setdefault(info.session_id, [])
+        if chosen:
+            kept.append(info.models.current_model_id)
+        return view.config_options(info, keep=kept)
+
+    def _mode_update(self, session_id: str, mode: str) -> None:
+        update = schema.CurrentModeUpdate(
+            session_update="current_mode_update", current_mode_id=mode
+        )
+        self._outbox.put_nowait((session_id, update))
+
+    def _close_cards(self, session_id: str, why: str) -> None:
+        """Engines close their calls; this is for one that did not (an external agent)."""
+        for closing in self.cards.close_all(session_id, why):
+            self._outbox.put_nowait((session_id, closing))
 
     def _announce_commands(self, session_id: str) -> None:
         # Queued before the handler returns, so it goes out right after the response.

@@ -2,14 +2,17 @@
 
 Set as the native engine's `ToolContext.files` when the client advertises the `fs` capabilities,
 so the file tools see the editor's unsaved buffers and their writes land in the editor. Only
-paths inside the session's cwd go to the editor; anything else, and any error the client
-answers with, falls back to the disk.
+paths inside the session's cwd go to the editor, and only reads of files that exist on disk
+(a client answers "" for a file it has no buffer of, which would read as an empty file); anything
+else, and any error the client answers with, falls back to the disk. Each request waits until
+the updates queued before it (the tool call it serves) are on the wire.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,18 @@ log = logging.getLogger(__name__)
 class EditorFiles:
     """The `ToolContext.files` of one ACP session."""
 
-    def __init__(self, conn: Any, session_id: str, cwd: Path, *, read: bool, write: bool):
+    def __init__(
+        self,
+        conn: Any,
+        session_id: str,
+        cwd: Path,
+        *,
+        read: bool,
+        write: bool,
+        flush: Callable[[], Awaitable[None]],
+    ):
         self.conn = conn
+        self.flush = flush
         self.session_id = session_id
         self.cwd = cwd
         self.read = read
@@ -34,8 +47,9 @@ class EditorFiles:
         return True
 
     async def read_text(self, path: Path) -> str | None:
-        if not self.read or not self._inside(path):
+        if not self.read or not self._inside(path) or not path.is_file():
             return None
+        await self.flush()
         try:
             response = await self.conn.read_text_file(
                 session_id=self.session_id, path=os.path.normpath(path)
@@ -48,6 +62,7 @@ class EditorFiles:
     async def write_text(self, path: Path, text: str) -> bool:
         if not self.write or not self._inside(path):
             return False
+        await self.flush()
         try:
             await self.conn.write_text_file(
                 session_id=self.session_id, path=os.path.normpath(path), content=text

@@ -1,7 +1,7 @@
 """Projection between agentls wire models and ACP (`agent-client-protocol` schema) for `agentls acp`.
 
 Our events become `session/update` variants, prompts come in as ACP content blocks, the turn's
-terminal becomes a stop reason, and questions become an elicitation form or permission options.
+terminal becomes a stop reason, and questions become an elicitation form (or a note telling the model to ask in the chat).
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ from protocol.updates import (
     WorkspaceTrust,
 )
 from server.config import user_config_path
+from server.frontends.acp_tools import tool_call_progress, tool_call_start
 
 AcpUpdate = (
-    acp.UserMessageChunk
+    acp.CurrentModeUpdate
+    | acp.UserMessageChunk
     | acp.AgentMessageChunk
     | acp.AgentThoughtChunk
     | acp.ToolCallStart
@@ -81,20 +83,12 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             return [tool_call_start(update)]
         case ToolCallUpdate():
             return [tool_call_progress(update)]
-        case Plan(entries=entries):
-            return [
-                acp.AgentPlanUpdate(
-                    session_update="plan",
-                    entries=[
-                        acp.PlanEntry(
-                            content=e.content,
-                            priority="medium",
-                            status="completed" if e.status == "cancelled" else e.status,
-                        )
-                        for e in entries
-                    ],
-                )
-            ]
+        case Plan():
+            return [plan(update)]
+        case McpStatus(status="failed"):
+            return [mcp_notice(update)]
+        case StreamRetry():
+            return [retry_notice(update)]
         case (
             StepFinish()
             | QuestionNote()
@@ -102,7 +96,6 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | SubagentUpdate()
             | ModelSwitched()
             | Compaction()
-            | StreamRetry()
             | McpStatus()
             | TurnEnd()
         ):
@@ -126,6 +119,36 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
     return note(words, "workspaceTrust", update)
 
 
+def plan(update: Plan) -> acp.AgentPlanUpdate:
+    """ACP entries are pending, in progress or completed: a cancelled one is left out (it is
+    not done), and named in `_meta.agentls.cancelled`."""
+    kept = [e for e in update.entries if e.status != "cancelled"]
+    cancelled = [e.content for e in update.entries if e.status == "cancelled"]
+    return acp.AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            acp.PlanEntry(content=e.content, priority="medium", status=e.status) for e in kept
+        ],
+        field_meta={"agentls": {"cancelled": cancelled}} if cancelled else None,
+    )
+
+
+def mcp_notice(update: McpStatus) -> acp.AgentMessageChunk:
+    """A server that failed to start or crashed: its tools are missing, so the user is told."""
+    why = f": {update.error}" if update.error else ""
+    words = f"\n\n**MCP server `{update.server}` failed**{why}. Its tools are not available.\n\n"
+    return note(words, "mcpStatus", update)
+
+
+def retry_notice(update: StreamRetry) -> acp.AgentMessageChunk:
+    """What was streamed since the last step is sent again, so the user should know why."""
+    words = (
+        f"\n\n*The model call failed ({update.error}); retrying in {update.delay:g} s "
+        f"(retry {update.attempt}).*\n\n"
+    )
+    return note(words, "streamRetry", update)
+
+
 def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
     """Agent text, as the trust note: ACP has no warning of its own."""
     words = (
@@ -135,60 +158,14 @@ def store_notice(update: StoreWarning) -> acp.AgentMessageChunk:
     return note(words, "storeWarning", update)
 
 
-def note(words: str, key: str, update: WorkspaceTrust | StoreWarning) -> acp.AgentMessageChunk:
+def note(
+    words: str, key: str, update: WorkspaceTrust | StoreWarning | McpStatus | StreamRetry
+) -> acp.AgentMessageChunk:
     """A notice as agent text, which every client shows, with the update in `_meta`."""
     return acp.AgentMessageChunk(
         session_update="agent_message_chunk",
         content=text_block(words),
         field_meta={"agentls": {key: update.to_wire()}},
-    )
-
-
-def tool_call_start(update: ToolCall) -> acp.ToolCallStart:
-    locations = [
-        acp.ToolCallLocation(path=loc.path, line=loc.line) for loc in update.locations or []
-    ]
-    return acp.ToolCallStart(
-        session_update="tool_call",
-        tool_call_id=update.tool_call_id,
-        title=update.title,
-        kind=update.tool_kind,
-        status="pending",
-        raw_input=update.input,
-        locations=locations or None,
-        field_meta={"agentls": nested({"toolName": update.name}, update.parent_tool_call_id)},
-    )
-
-
-def nested(meta: dict[str, Any], parent: str | None) -> dict[str, Any]:
-    """ACP has no nesting: a subagent's call names its `task` call in `_meta`."""
-    return {**meta, "parentToolCallId": parent} if parent else meta
-
-
-def tool_call_progress(update: ToolCallUpdate) -> acp.ToolCallProgress:
-    content: list[Any] = []
-    if update.diff is not None:
-        content.append(
-            acp.FileEditToolCallContent(
-                type="diff",
-                path=update.diff.path,
-                old_text=update.diff.old_text,
-                new_text=update.diff.new_text,
-            )
-        )
-    text = update.error if update.status in ("failed", "denied") else update.output
-    if text and update.diff is None:
-        content.append(acp.ContentToolCallContent(type="content", content=text_block(text)))
-    status = "failed" if update.status == "denied" else update.status
-    return acp.ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=update.tool_call_id,
-        status=status,
-        content=content or None,
-        raw_output={"output": update.output} if update.output is not None else None,
-        field_meta={"agentls": nested({}, update.parent_tool_call_id)}
-        if update.parent_tool_call_id
-        else None,
     )
 
 
@@ -269,12 +246,19 @@ def mode_state(info: SessionInfoResult) -> acp.SessionModeState:
 
 
 def config_options(
-    info: SessionInfoResult,
+    info: SessionInfoResult, *, keep: list[str] | tuple[str, ...] = ()
 ) -> list[acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean]:
-    """The model (category `model`) and the permission mode (category `mode`) as selects."""
+    """The model (category `model`) and the permission mode (category `mode`) as selects;
+    `keep` are models the user chose that stay in the list (a vision switch moves off them)."""
     models = [
         acp.SessionConfigSelectOption(value=m.model_id, name=m.name, description=m.provider or None)
         for m in info.models.available_models
+    ]
+    listed = {m.value for m in models}
+    models[:0] = [
+        acp.SessionConfigSelectOption(value=m, name=m)
+        for m in dict.fromkeys(keep)
+        if m not in listed
     ]
     modes = [
         acp.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
@@ -355,20 +339,16 @@ def answers_from_form(
     return answers
 
 
-def answer_options(question: Question) -> list[acp.PermissionOption]:
-    """A permission request standing in for a question: one `allow_once` option per answer."""
-    options = [
-        acp.PermissionOption(option_id=f"answer_{i}", name=o.label, kind="allow_once")
-        for i, o in enumerate(question.options)
+def ask_in_chat(questions: list[Question]) -> str:
+    """What the model is told when the editor cannot show choices: ask in the reply instead."""
+    lines = [
+        "The user's editor cannot show these choices. Ask in your reply, listing the options, "
+        "then end your turn: the user answers in their next message. Do not assume an answer."
     ]
-    options.append(
-        acp.PermissionOption(option_id="decline", name="Don't answer", kind="reject_once")
-    )
-    return options
-
-
-def answer_from_option(question: Question, option_id: str) -> str | None:
-    index = option_id.removeprefix("answer_")
-    if not index.isdigit() or int(index) >= len(question.options):
-        return None
-    return question.options[int(index)].label
+    for q in questions:
+        options = "; ".join(
+            f"{o.label} ({o.description})" if o.description else o.label for o in q.options
+        )
+        many = " (several may be chosen)" if q.multi_select else ""
+        lines.append(f"- {q.question}{many} Options: {options}")
+    return "\n".join(lines)

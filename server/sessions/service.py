@@ -122,6 +122,8 @@ class TurnSinkImpl:
         with anyio.fail_after(timeout):
             try:
                 result = await channel.ask_question(params)
+            except UserNotReachable:
+                raise
             except Exception as exc:  # the client answered with an error: as good as a decline
                 log.info("question answered with an error (%s); treated as declined", exc)
                 result = AskQuestionResult(declined=True)

@@ -105,8 +105,8 @@ class AskUserQuestion(Tool):
             return ToolResult(NOT_REACHABLE)
         try:
             reply = await ctx.sink.ask_question(args.as_questions(), timeout=timeout)
-        except UserNotReachable:
-            return ToolResult(NOT_REACHABLE)
+        except UserNotReachable as exc:
+            return ToolResult({**NOT_REACHABLE, "hint": exc.hint} if exc.hint else NOT_REACHABLE)
         except TimeoutError:
             return ToolResult(on_timeout(args, timeout))
         if reply.declined or not reply.answers:
