@@ -51,7 +51,7 @@ CANCELLED = {"outcome": {"outcome": "cancelled"}}
 
 
 def request_error(exc: ServiceError) -> acp.RequestError:
-    # ACP spells "no such session" -32002, which is our "busy"; busy has no ACP code.
+    # ACP spells "no such session" -32002 (resource not found); busy has no ACP code.
     code = {errors.SESSION_NOT_FOUND: -32002, errors.SESSION_BUSY: errors.INVALID_REQUEST}
     return acp.RequestError(code.get(exc.code, exc.code), str(exc))
 
