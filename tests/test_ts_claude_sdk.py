@@ -65,7 +65,6 @@ def tool_uses(events):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="result frames lack modelUsage and errors")
 def test_a_string_prompt_reads_a_file(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("hello\n")
     fake_llm.script(
@@ -85,7 +84,6 @@ def test_a_string_prompt_reads_a_file(tmp_path, workspace, fake_llm):
     assert init["cwd"] == str(workspace) and "Read" in init["tools"]
 
 
-@pytest.mark.xfail(strict=True, reason="result frames lack modelUsage and errors")
 def test_max_turns_ends_the_turn_with_an_error_result(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("hello\n")
     fake_llm.script(
@@ -104,7 +102,6 @@ def test_max_turns_ends_the_turn_with_an_error_result(tmp_path, workspace, fake_
     assert isinstance(result["errors"], list)
 
 
-@pytest.mark.xfail(strict=True, reason="result frames lack modelUsage and errors")
 def test_interrupt_then_a_new_turn_in_the_same_query(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text=" ".join(["slow"] * 50), chunk_delay=0.1), Reply(text="fresh"))
     events = run_query(

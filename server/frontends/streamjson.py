@@ -55,6 +55,7 @@ from server.frontends.streamjson_input import (
     parse_line,
     tool_answer,
 )
+from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError
 
@@ -97,6 +98,7 @@ class StreamJsonDoor:
         self._turn_written = anyio.Event()
         self.frames: TurnFrames | None = None
         self.last_result: dict[str, Any] | None = None
+        self.usage = ModelUsageTotals()
         self._ids = itertools.count(1)
         self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self._send, self._receive = anyio.create_memory_object_stream[list](100)
@@ -343,11 +345,10 @@ class StreamJsonDoor:
     def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
         if subtype == "initialize":
             offer = self.service.offer(self.session_id)
+            info = self.service.describe(self.service.get(self.session_id))
             models = [
                 {"value": m.model_id, "displayName": m.name, "description": m.provider}
-                for m in self.service.describe(
-                    self.service.get(self.session_id)
-                ).models.available_models
+                for m in info.models.available_models
             ]
             return {
                 "commands": [
@@ -358,11 +359,12 @@ class StreamJsonDoor:
                 "agents": [{"name": p.name, "description": p.description} for p in profiles(offer)],
                 "output_style": "default",
                 "available_output_styles": ["default"],
+                "account": {"apiKeySource": api_key_source(info.provider)},
                 "pid": os.getpid(),
             }
         if subtype == "interrupt":
             self.service.cancel(self.session_id)
-            return {}
+            return {"still_queued": []}
         if subtype == "set_permission_mode":
             self.service.set_mode(self.session_id, request.mode or "default")
             return {}
@@ -401,7 +403,7 @@ class StreamJsonDoor:
                 "model": info.model,
                 "permissionMode": info.modes.current_mode_id,
                 "slash_commands": [c.name for c in offer.commands],
-                "apiKeySource": "none",
+                "apiKeySource": api_key_source(info.provider),
                 "claude_code_version": DIALECT_VERSION,
                 "output_style": "default",
                 "agents": [p.name for p in profiles(offer)],
@@ -410,7 +412,9 @@ class StreamJsonDoor:
                 "uuid": new_uuid(),
             }
         )
-        self.frames = TurnFrames(self.session_id, info.model, partial=self.options.partial)
+        self.frames = TurnFrames(
+            self.session_id, info.model, partial=self.options.partial, totals=self.usage
+        )
         started = time.monotonic()
         self.running = True
         try:
@@ -428,13 +432,13 @@ class StreamJsonDoor:
 
     def finish(self) -> int:
         result = self.last_result
-        if result is None:
-            return 0
+        if result is None or self.options.input_format == "stream-json":
+            return 0  # a host feeding turns reads each turn's outcome from its result frame
         fmt = self.options.output_format
         if fmt == "json":
             self.stdout.write(json.dumps(result, ensure_ascii=False).encode() + b"\n")
         elif fmt == "text":
-            text = result.get("result") or ""
+            text = result.get("result") or "; ".join(result.get("errors") or [])
             stream = self.stdout if not result["is_error"] else None
             if stream:
                 stream.write(text.encode() + b"\n")

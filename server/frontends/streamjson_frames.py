@@ -28,6 +28,7 @@ from protocol.updates import (
     UserMessageChunk,
     WorkspaceTrust,
 )
+from server.frontends.streamjson_usage import ModelUsageTotals
 from server.tools.names import CLAUDE_CODE_NAMES
 
 DIALECT_VERSION = "2.1.0"
@@ -54,10 +55,13 @@ def cc_usage(usage: dict[str, int]) -> dict[str, int]:
 class TurnFrames:
     """Turns one turn's updates into frames; `result()` closes the turn."""
 
-    def __init__(self, session_id: str, model: str, *, partial: bool):
+    def __init__(
+        self, session_id: str, model: str, *, partial: bool, totals: ModelUsageTotals | None = None
+    ):
         self.session_id = session_id
         self.model = model
         self.partial = partial
+        self.totals = totals or ModelUsageTotals()
         self.steps = 0
         self.last_text = ""
         self.denials: list[dict[str, Any]] = []
@@ -89,7 +93,8 @@ class TurnFrames:
                 return self._on_tool_call(wire)
             case ToolCallUpdate():
                 return self._on_tool_call_update(wire)
-            case StepFinish():
+            case StepFinish(usage=usage):
+                self.totals.add(self.model, usage)
                 return self._on_step_finish(wire)
             case WorkspaceTrust():
                 return self._on_workspace_trust(wire)
@@ -310,6 +315,7 @@ class TurnFrames:
 
     def result(self, outcome: PromptResult, duration_ms: int) -> dict[str, Any]:
         subtype, reason, is_error = result_kind(outcome)
+        self.totals.close_turn(self.model, outcome.usage)
         frame: dict[str, Any] = {
             "type": "result",
             "subtype": subtype,
@@ -317,17 +323,19 @@ class TurnFrames:
             "duration_ms": duration_ms,
             "duration_api_ms": max(0, duration_ms - int(self.tool_seconds * 1000)),
             "num_turns": self.steps,
-            "result": self.last_text if not is_error else (outcome.error or self.last_text),
             "stop_reason": outcome.stop_reason,
             "session_id": self.session_id,
-            "total_cost_usd": 0.0,
+            "total_cost_usd": self.totals.cost_usd(),
             "usage": cc_usage(outcome.usage.to_wire()),
+            "modelUsage": self.totals.to_frame(),
             "permission_denials": self.denials,
             "terminal_reason": reason,
             "uuid": new_uuid(),
         }
-        if outcome.error:
-            frame["errors"] = [outcome.error]
+        if subtype == "success":
+            frame["result"] = self.last_text
+        else:
+            frame["errors"] = [outcome.error] if outcome.error else []
         return frame
 
 
