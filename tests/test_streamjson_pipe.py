@@ -107,6 +107,25 @@ def test_tool_turn_transcript(tmp_path, workspace):
     check_golden("read_tool", frames(proc))
 
 
+def test_partial_messages_transcript(tmp_path, workspace):
+    (workspace / "notes.txt").write_text("hello\n")
+    script = [
+        {
+            "thinking": "Look first.",
+            "toolCalls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}],
+        },
+        {"text": "It says hello."},
+    ]
+    proc = run(
+        tmp_path, workspace, [user("read it")], *stream("--include-partial-messages"), script=script
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = frames(proc)
+    events = [f["event"]["type"] for f in got if f["type"] == "stream_event"]
+    assert events.count("message_start") == events.count("message_stop") == 2
+    check_golden("partial_messages", got)
+
+
 def test_a_subagents_calls_come_under_the_task_tool_use(tmp_path, workspace):
     (workspace / "notes.txt").write_text("hello\n")
     task = {"subagent_type": "explorer", "description": "read notes", "prompt": "Read notes.txt"}

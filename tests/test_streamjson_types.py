@@ -11,8 +11,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.node_clients import NODE, NODE_MODULES, require_clients
 
 GOLDEN = Path(__file__).parents[1] / "protocol" / "fixtures" / "streamjson"
@@ -115,7 +113,6 @@ def typecheck(tmp_path: Path, sources: dict[str, str]) -> list[str]:
     return [line for line in proc.stdout.decode().splitlines() if ": error TS" in line]
 
 
-@pytest.mark.xfail(strict=True, reason="assistant and result frames lack required Anthropic fields")
 def test_golden_frames_satisfy_the_sdk_types(tmp_path):
     require_clients()
     assert TSC.exists(), "typescript is missing from tests/clients: run scripts/setup-clients"

@@ -28,6 +28,12 @@ from protocol.updates import (
     UserMessageChunk,
     WorkspaceTrust,
 )
+from server.frontends.streamjson_shapes import (
+    assistant_message,
+    message_delta,
+    result_usage,
+    text_block,
+)
 from server.frontends.streamjson_usage import ModelUsageTotals
 from server.tools.names import CLAUDE_CODE_NAMES
 
@@ -41,15 +47,6 @@ def cc_tool_name(name: str) -> str:
 
 def new_uuid() -> str:
     return str(uuid.uuid4())
-
-
-def cc_usage(usage: dict[str, int]) -> dict[str, int]:
-    return {
-        "input_tokens": usage.get("inputTokens", 0),
-        "output_tokens": usage.get("outputTokens", 0),
-        "cache_read_input_tokens": usage.get("cacheReadTokens", 0),
-        "cache_creation_input_tokens": usage.get("cacheWriteTokens", 0),
-    }
 
 
 class TurnFrames:
@@ -133,7 +130,10 @@ class TurnFrames:
 
     def _on_agent_thought_chunk(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self._thinking.append(update["text"])
-        return self._delta("thinking", {"type": "thinking_delta", "thinking": update["text"]})
+        return self._delta(
+            "thinking",
+            {"type": "thinking_delta", "thinking": update["text"], "estimated_tokens": None},
+        )
 
     def _on_tool_call(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         if update.get("parentToolCallId"):
@@ -203,7 +203,7 @@ class TurnFrames:
 
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1
-        frames = self._flush_thinking() + self._flush_text(cc_usage(update["usage"]))
+        frames = self._flush_thinking() + self._flush_text(update["usage"])
         if self._step_text:
             self.last_text = "".join(self._step_text)
             self._step_text = []
@@ -212,13 +212,7 @@ class TurnFrames:
             reason = {"tool_use": "tool_use", "max_tokens": "max_tokens"}.get(
                 update["finishReason"], "end_turn"
             )
-            frames += self._event(
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": reason},
-                    "usage": {"output_tokens": update["usage"]["outputTokens"]},
-                }
-            )
+            frames += self._event(message_delta(reason, update["usage"]))
             frames += self._event({"type": "message_stop"})
         self._message_id = ""
         return frames
@@ -232,20 +226,8 @@ class TurnFrames:
         self._index = -1
         if not self.partial:
             return []
-        return self._event(
-            {
-                "type": "message_start",
-                "message": {
-                    "id": self._message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": self.model,
-                    "content": [],
-                    "stop_reason": None,
-                    "usage": {"input_tokens": 0, "output_tokens": 0},
-                },
-            }
-        )
+        message = assistant_message(self._message_id, self.model, [])
+        return self._event({"type": "message_start", "message": message})
 
     def _assistant(
         self, content: list[dict[str, Any]], usage: dict[str, int] | None = None
@@ -257,21 +239,13 @@ class TurnFrames:
     def _message(
         self, message_id: str, content: list[dict[str, Any]], usage: dict[str, int] | None = None
     ) -> dict[str, Any]:
-        return {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": content,
-            "stop_reason": None,
-            "usage": usage or {"input_tokens": 0, "output_tokens": 0},
-        }
+        return assistant_message(message_id, self.model, content, usage)
 
     def _flush_text(self, usage: dict[str, int] | None = None) -> list[dict[str, Any]]:
         if not self._text:
             return []
         text, self._text = "".join(self._text), []
-        return [self._assistant([{"type": "text", "text": text}], usage)]
+        return [self._assistant([text_block(text)], usage)]
 
     def _flush_thinking(self) -> list[dict[str, Any]]:
         if not self._thinking:
@@ -286,7 +260,7 @@ class TurnFrames:
         frames = self._ensure_message()
         if self._block != block:
             empty = {
-                "text": {"type": "text", "text": ""},
+                "text": text_block(""),
                 "thinking": {"type": "thinking", "thinking": "", "signature": ""},
             }[block]
             frames += self._start_block(block, empty)
@@ -326,7 +300,7 @@ class TurnFrames:
             "stop_reason": outcome.stop_reason,
             "session_id": self.session_id,
             "total_cost_usd": self.totals.cost_usd(),
-            "usage": cc_usage(outcome.usage.to_wire()),
+            "usage": result_usage(outcome.usage.to_wire()),
             "modelUsage": self.totals.to_frame(),
             "permission_denials": self.denials,
             "terminal_reason": reason,
