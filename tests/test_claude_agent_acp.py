@@ -1,0 +1,111 @@
+"""Zed's claude-agent-acp adapter, unmodified, runs `agentls` as its Claude Code executable; the
+ACP TypeScript SDK's client drives the adapter over stdio (tests/clients/acp_claude.mjs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.agent_client import server_env
+from tests.conftest import write_project_config
+from tests.node_clients import CLIENTS, NODE, require_clients
+
+AGENTLS = shutil.which("agentls", path=str(Path(sys.executable).parent))
+
+
+@pytest.fixture(autouse=True)
+def _clients():
+    require_clients()
+
+
+def run_acp(tmp_path, workspace, fake_llm, prompts, **plan: Any) -> list[dict[str, Any]]:
+    write_project_config(
+        workspace,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "gpt-5.5",
+                "baseUrl": fake_llm.openai_base_url,
+                "maxRetries": 0,
+            }
+        },
+    )
+    env = server_env(tmp_path, OPENAI_API_KEY="k", CLAUDE_CODE_EXECUTABLE=AGENTLS)
+    plan = {"cwd": str(workspace), "env": env, "prompts": prompts, **plan}
+    proc = subprocess.run(
+        [NODE, str(CLIENTS / "acp_claude.mjs"), json.dumps(plan)],
+        capture_output=True,
+        cwd=CLIENTS,
+        timeout=100,
+    )
+    events = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert events and events[-1]["event"] == "done", (events[-3:], proc.stderr.decode()[-3000:])
+    return events
+
+
+def updates(events, kind):
+    return [
+        e["update"]
+        for e in events
+        if e["event"] == "update" and e["update"]["sessionUpdate"] == kind
+    ]
+
+
+def responses(events):
+    return [e["response"] for e in events if e["event"] == "response"]
+
+
+@pytest.mark.xfail(strict=True, reason="no replayed user message: every prompt hangs")
+def test_a_prompt_that_reads_a_file(tmp_path, workspace, fake_llm):
+    (workspace / "notes.txt").write_text("hello\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(text="It says hello."),
+    )
+    events = run_acp(tmp_path, workspace, fake_llm, [{"text": "What is in notes.txt?"}])
+    assert [r["stopReason"] for r in responses(events)] == ["end_turn"]
+    text = "".join(u["content"]["text"] for u in updates(events, "agent_message_chunk"))
+    assert text == "It says hello."
+    [call] = updates(events, "tool_call")
+    assert call["kind"] == "read" and "notes.txt" in call["title"]
+    assert call["locations"] == [{"path": str(workspace / "notes.txt"), "line": 1}]
+    [done] = [u for u in updates(events, "tool_call_update") if u.get("status") == "completed"]
+    assert done["toolCallId"] == call["toolCallId"]
+
+
+@pytest.mark.xfail(strict=True, reason="no replayed user message: every prompt hangs")
+def test_an_edit_asks_permission_with_its_diff(tmp_path, workspace, fake_llm):
+    target = workspace / "app.py"
+    target.write_text("x = 1\n")
+    edit = {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}
+    fake_llm.script(Reply(tool_calls=[FakeToolCall("edit_file", edit)]), Reply(text="Changed it."))
+    events = run_acp(tmp_path, workspace, fake_llm, [{"text": "set x to 2"}], permission="allow")
+    [asked] = [e["request"] for e in events if e["event"] == "permission"]
+    assert asked["toolCall"]["title"] == "Edit app.py"
+    assert asked["toolCall"]["content"] == [
+        {"type": "diff", "path": str(target), "oldText": "x = 1", "newText": "x = 2"}
+    ]
+    assert [r["stopReason"] for r in responses(events)] == ["end_turn"]
+    assert target.read_text() == "x = 2\n"
+
+
+@pytest.mark.xfail(strict=True, reason="no replayed user message: every prompt hangs")
+def test_cancel_then_a_new_prompt_in_the_same_session(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text=" ".join(["slow"] * 50), chunk_delay=0.1), Reply(text="fresh"))
+    prompts = [{"text": "talk", "cancelOn": "agent_message_chunk"}, {"text": "again"}]
+    events = run_acp(tmp_path, workspace, fake_llm, prompts)
+    assert [r["stopReason"] for r in responses(events)] == ["cancelled", "end_turn"]
+    after = events.index(next(e for e in events if e["event"] == "response"))
+    text = "".join(
+        e["update"]["content"]["text"]
+        for e in events[after:]
+        if e["event"] == "update" and e["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert text == "fresh"
