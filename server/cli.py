@@ -12,6 +12,7 @@ Imports stay inside the command that needs them: startup cost is paid only for w
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -54,7 +55,9 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
         help="anthropic | openai | deepseek | volcengine | qwen | moonshot | openrouter | "
         "ollama | local | scripted",
     )
-    parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-6 (local: a known name or a .gguf path)")
+    parser.add_argument(
+        "--model", help="model id, e.g. claude-sonnet-4-6 (local: a known name or a .gguf path)"
+    )
     parser.add_argument("--vision-model", help="model for turns with images (same provider)")
     add_thinking_flags(parser)
     parser.add_argument("--base-url", help="provider base URL (a proxy or a compatible server)")
@@ -90,6 +93,12 @@ def build_print_parser() -> argparse.ArgumentParser:
     parser.add_argument("--system-prompt", help="replace the system prompt (empty: default)")
     parser.add_argument("--append-system-prompt", help="text appended to the system prompt")
     parser.add_argument("--max-turns", type=int, help="model calls allowed per turn")
+    parser.add_argument(
+        "--replay-user-messages",
+        nargs="?",
+        const="",
+        help="stream-json: echo each user message read from stdin (with its uuid) when taken",
+    )
     parser.add_argument("--session-id", help="use this id for the new session")
     parser.add_argument("--resume", "-r", help="continue the stored session with this id")
     parser.add_argument(
@@ -295,6 +304,8 @@ def print_mode(argv: list[str]) -> int:
         model=args.model,
         resume=args.resume,
         continue_session=args.continue_,
+        replay_user=args.replay_user_messages is not None,
+        state_events=os.environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "") not in ("", "0"),
     )
     return on_signals(lambda: run_streamjson(options, make_service_factory(flags)))
 

@@ -80,7 +80,7 @@ async def test_events_and_permissions_cross_both_hops(tmp_path, workspace, fake_
     assert text == "Looking.Done.Skipped."
     calls = updates_of(client, "tool_call")
     assert [(c["name"], c["toolKind"], c["title"]) for c in calls] == [
-        ("read_file", "read", "Read notes.txt"),
+        ("read_file", "read", f"Read {workspace / 'notes.txt'}"),  # Claude Code's file_path
         ("bash", "execute", "Bash echo hi > a.txt"),
         ("bash", "execute", "Bash echo no > b.txt"),
     ]

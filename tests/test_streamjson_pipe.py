@@ -57,19 +57,21 @@ def frames(proc) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.decode().splitlines()]
 
 
-def normalize(value):
+def normalize(value, cwd: str = "<cwd>"):
     if isinstance(value, dict):
-        return {k: ("<" + k + ">" if k in VOLATILE else normalize(v)) for k, v in value.items()}
+        return {
+            k: ("<" + k + ">" if k in VOLATILE else normalize(v, cwd)) for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [normalize(v) for v in value]
+        return [normalize(v, cwd) for v in value]
     if isinstance(value, str):
-        return re.sub(r"msg_[0-9a-f]{24}", "msg_<id>", value)
+        return re.sub(r"msg_[0-9a-f]{24}", "msg_<id>", value).replace(cwd, "<cwd>")
     return value
 
 
-def check_golden(name: str, got: list[dict]) -> None:
+def check_golden(name: str, got: list[dict], workspace: Path) -> None:
     path = GOLDEN / f"{name}.ndjson"
-    text = "".join(json.dumps(normalize(f), sort_keys=True) + "\n" for f in got)
+    text = "".join(json.dumps(normalize(f, str(workspace)), sort_keys=True) + "\n" for f in got)
     if UPDATE:
         path.write_text(text)
     assert path.read_text() == text, f"transcript changed; AGENTLS_UPDATE_GOLDEN=1 rewrites {path}"
@@ -93,7 +95,7 @@ def test_raw_pipe_says_hi(tmp_path, workspace):
         ("assistant", None),
         ("result", "success"),
     ]
-    check_golden("say_hi", got)
+    check_golden("say_hi", got, workspace)
 
 
 def test_tool_turn_transcript(tmp_path, workspace):
@@ -104,7 +106,7 @@ def test_tool_turn_transcript(tmp_path, workspace):
     ]
     proc = run(tmp_path, workspace, [user("read it")], *stream(), script=script)
     assert proc.returncode == 0, proc.stderr
-    check_golden("read_tool", frames(proc))
+    check_golden("read_tool", frames(proc), workspace)
 
 
 def test_partial_messages_transcript(tmp_path, workspace):
@@ -123,7 +125,7 @@ def test_partial_messages_transcript(tmp_path, workspace):
     got = frames(proc)
     events = [f["event"]["type"] for f in got if f["type"] == "stream_event"]
     assert events.count("message_start") == events.count("message_stop") == 2
-    check_golden("partial_messages", got)
+    check_golden("partial_messages", got, workspace)
 
 
 def test_a_subagents_calls_come_under_the_task_tool_use(tmp_path, workspace):
@@ -154,7 +156,7 @@ def test_a_subagents_calls_come_under_the_task_tool_use(tmp_path, workspace):
         if f["type"] == "user"
     ]
     assert results == [(task_id, read_id), (None, task_id)]
-    check_golden("subagent_tool", got)
+    check_golden("subagent_tool", got, workspace)
 
 
 def test_control_protocol_transcript(tmp_path, workspace):
@@ -185,7 +187,20 @@ def test_control_protocol_transcript(tmp_path, workspace):
         },
     }
     assert got[4]["permissionMode"] == "plan"
-    check_golden("control", got)
+    check_golden("control", got, workspace)
+
+
+def test_replay_user_messages_echoes_each_with_its_uuid(tmp_path, workspace):
+    lines = [{**user("hi"), "uuid": "11111111-2222-3333-4444-555555555555"}, user("again")]
+    proc = run(tmp_path, workspace, lines, *stream("--replay-user-messages"))
+    echoes = [f for f in frames(proc) if f["type"] == "user"]
+    assert [(e["message"], e["isReplay"], e["parent_tool_use_id"]) for e in echoes] == [
+        ({"role": "user", "content": "hi"}, True, None),
+        ({"role": "user", "content": "again"}, True, None),
+    ]
+    assert echoes[0]["uuid"] == "11111111-2222-3333-4444-555555555555" and echoes[1]["uuid"]
+    kinds = [(f["type"], f.get("subtype")) for f in frames(proc)]
+    assert kinds[:3] == [("system", "init"), ("user", None), ("assistant", None)]
 
 
 def test_bad_lines_blank_lines_and_split_multibyte(tmp_path, workspace):

@@ -76,7 +76,9 @@ async def test_query_with_a_string_prompt(tmp_path, workspace, fake_llm):
         for b in m.content
         if isinstance(b, ToolUseBlock)
     ]
-    assert [(t.name, t.input) for t in tool_use] == [("Read", {"path": "notes.txt"})]
+    assert [(t.name, t.input) for t in tool_use] == [
+        ("Read", {"file_path": str(workspace / "notes.txt")})
+    ]
     results = [
         b
         for m in middle

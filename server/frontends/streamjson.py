@@ -35,6 +35,7 @@ from protocol.methods import (
 from server.agent.profiles import Profile
 from server.engines.base import SessionOffer
 from server.frontends.stdio import StdinChunks, read_lines
+from server.frontends.streamjson_args import from_claude, to_claude
 from server.frontends.streamjson_frames import (
     DIALECT_VERSION,
     TurnFrames,
@@ -79,6 +80,10 @@ class StreamJsonOptions:
     """`--resume ID`: continue that stored session."""
     continue_session: bool = False
     """`--continue`: continue the most recent stored session of `cwd`."""
+    replay_user: bool = False
+    """`--replay-user-messages`: echo each user message when a turn takes it."""
+    state_events: bool = False
+    """Write `session_state_changed` frames (Claude Code's CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS)."""
 
 
 class StreamJsonDoor:
@@ -101,7 +106,7 @@ class StreamJsonDoor:
         self.usage = ModelUsageTotals()
         self._ids = itertools.count(1)
         self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
-        self._send, self._receive = anyio.create_memory_object_stream[list](100)
+        self._send, self._receive = anyio.create_memory_object_stream[tuple](100)
 
     # -- output --------------------------------------------------------------------------
 
@@ -141,7 +146,7 @@ class StreamJsonDoor:
             {
                 "subtype": "can_use_tool",
                 "tool_name": cc_tool_name(call.name),
-                "input": call.input,
+                "input": to_claude(call.name, call.input, self.cwd()),
                 "tool_use_id": call.tool_call_id,
                 "permission_suggestions": [],
                 "blocked_path": None,
@@ -153,7 +158,8 @@ class StreamJsonDoor:
             return RequestPermissionResult.model_validate(
                 {
                     "outcome": {"outcome": "selected", "optionId": kind},
-                    "updatedInput": answer.updatedInput,
+                    "updatedInput": answer.updatedInput
+                    and from_claude(call.name, answer.updatedInput),
                 }
             )
         if answer.interrupt:
@@ -164,6 +170,9 @@ class StreamJsonDoor:
                 "message": answer.message,
             }
         )
+
+    def cwd(self) -> Path:
+        return Path(self.service.get(self.session_id).cwd)
 
     async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
         questions = [q.to_wire() for q in params.questions]
@@ -191,6 +200,7 @@ class StreamJsonDoor:
         request_id = f"agentls_{next(self._ids)}"
         done, box = anyio.Event(), list[dict[str, Any]]()
         self._pending[request_id] = (done, box)
+        self.state("requires_action")
         self.write({"type": "control_request", "request_id": request_id, "request": request})
         try:
             await done.wait()
@@ -199,6 +209,8 @@ class StreamJsonDoor:
             raise
         finally:
             self._pending.pop(request_id, None)
+            if not self._pending and self.running:
+                self.state("running")
         response = box[0]
         if response.get("subtype") == "error":
             return ToolAnswer(behavior="deny", message=response.get("error", ""))
@@ -235,7 +247,7 @@ class StreamJsonDoor:
                         box.append({"subtype": "error", "error": "stdin closed"})
                         done.set()
                 elif self.options.prompt is not None:
-                    await self._send.send([{"type": "text", "text": self.options.prompt}])
+                    await self._send.send(([{"type": "text", "text": self.options.prompt}], None))
 
     async def on_signals(self, work: anyio.CancelScope) -> None:
         """SIGINT, SIGTERM, SIGHUP: the running turn is cancelled as by an interrupt and its
@@ -291,12 +303,13 @@ class StreamJsonDoor:
         match message:
             case UserLine():
                 blocks = prompt_blocks(message.message.content)
+                echo = self.echo(message) if self.options.replay_user else None
                 if not blocks:
                     self.error_frame("user message without text or image content; ignored")
                 elif self.running:
-                    self.steer(blocks)
+                    self.steer(blocks, echo)
                 else:
-                    await self._send.send(blocks)
+                    await self._send.send((blocks, echo))
             case ControlRequestLine():
                 self.write(self.control_response(message))
             case ControlResponseLine():
@@ -310,12 +323,31 @@ class StreamJsonDoor:
             case _:
                 assert_never(message)
 
-    def steer(self, blocks: list[dict[str, Any]]) -> None:
+    def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any] | None) -> None:
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
         try:
             self.service.steer(self.session_id, text)
         except ServiceError:
-            self._send.send_nowait(blocks)
+            self._send.send_nowait((blocks, echo))
+            return
+        if echo:
+            self.write(echo)  # folded into the running turn: taken now
+
+    def echo(self, line: UserLine) -> dict[str, Any]:
+        """The `--replay-user-messages` copy of a user message, written when a turn takes it."""
+        return {
+            "type": "user",
+            "message": line.message.model_dump(exclude_none=True),
+            "parent_tool_use_id": None,
+            "session_id": self.session_id,
+            "uuid": line.uuid or new_uuid(),
+            "isReplay": True,
+        }
+
+    def state(self, state: str) -> None:
+        if self.options.state_events:
+            frame = {"type": "system", "subtype": "session_state_changed", "state": state}
+            self.write({**frame, "session_id": self.session_id, "uuid": new_uuid()})
 
     def control_response(self, message: ControlRequestLine) -> dict[str, Any]:
         request_id, request = message.request_id, message.request
@@ -384,10 +416,10 @@ class StreamJsonDoor:
 
     async def turns(self) -> None:
         async with self._receive:
-            async for blocks in self._receive:
-                await self.turn(blocks)
+            async for blocks, echo in self._receive:
+                await self.turn(blocks, echo)
 
-    async def turn(self, blocks: list[dict[str, Any]]) -> None:
+    async def turn(self, blocks: list[dict[str, Any]], echo: dict[str, Any] | None) -> None:
         session = self.service.get(self.session_id)
         info = self.service.describe(session)
         offer = self.service.offer(self.session_id)
@@ -412,11 +444,18 @@ class StreamJsonDoor:
                 "uuid": new_uuid(),
             }
         )
+        if echo:
+            self.write(echo)
         self.frames = TurnFrames(
-            self.session_id, info.model, partial=self.options.partial, totals=self.usage
+            self.session_id,
+            info.model,
+            partial=self.options.partial,
+            totals=self.usage,
+            cwd=Path(session.cwd),
         )
         started = time.monotonic()
         self.running = True
+        self.state("running")
         try:
             outcome = await self.service.prompt(
                 PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
@@ -427,6 +466,7 @@ class StreamJsonDoor:
         self.frames = None
         self.last_result = result
         self.write(result)
+        self.state("idle")
         self._turn_written.set()
         self._turn_written = anyio.Event()
 

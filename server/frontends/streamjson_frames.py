@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 from typing import Any, assert_never
 
 from protocol.methods import PromptResult
@@ -28,6 +29,7 @@ from protocol.updates import (
     UserMessageChunk,
     WorkspaceTrust,
 )
+from server.frontends.streamjson_args import to_claude
 from server.frontends.streamjson_shapes import (
     assistant_message,
     message_delta,
@@ -53,9 +55,16 @@ class TurnFrames:
     """Turns one turn's updates into frames; `result()` closes the turn."""
 
     def __init__(
-        self, session_id: str, model: str, *, partial: bool, totals: ModelUsageTotals | None = None
+        self,
+        session_id: str,
+        model: str,
+        *,
+        partial: bool,
+        totals: ModelUsageTotals | None = None,
+        cwd: Path | None = None,
     ):
         self.session_id = session_id
+        self.cwd = cwd or Path.cwd()
         self.model = model
         self.partial = partial
         self.totals = totals or ModelUsageTotals()
@@ -140,13 +149,9 @@ class TurnFrames:
             return [self._subagent_call(update)]
         frames = self._flush_thinking() + self._flush_text()
         name = cc_tool_name(update["name"])
-        self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
-        block = {
-            "type": "tool_use",
-            "id": update["toolCallId"],
-            "name": name,
-            "input": update["input"],
-        }
+        args = to_claude(update["name"], update["input"], self.cwd)
+        self._tools[update["toolCallId"]] = (name, args, 0.0)
+        block = {"type": "tool_use", "id": update["toolCallId"], "name": name, "input": args}
         if self.partial:
             frames += self._start_block("tool_use", {**block, "input": {}})
             frames += self._event(
@@ -155,7 +160,7 @@ class TurnFrames:
                     "index": self._index,
                     "delta": {
                         "type": "input_json_delta",
-                        "partial_json": json.dumps(update["input"]),
+                        "partial_json": json.dumps(args),
                     },
                 }
             )
@@ -165,11 +170,10 @@ class TurnFrames:
         """A subagent's call: a message of its own, under the task's `tool_use` (as Claude Code
         reports what its Task tool's agent does), never streamed as partial events."""
         name = cc_tool_name(update["name"])
-        self._tools[update["toolCallId"]] = (name, update["input"], 0.0)
-        block = {"type": "tool_use", "id": update["toolCallId"], "name": name}
-        message = self._message(
-            f"msg_{uuid.uuid4().hex[:24]}", [{**block, "input": update["input"]}]
-        )
+        args = to_claude(update["name"], update["input"], self.cwd)
+        self._tools[update["toolCallId"]] = (name, args, 0.0)
+        block = {"type": "tool_use", "id": update["toolCallId"], "name": name, "input": args}
+        message = self._message(f"msg_{uuid.uuid4().hex[:24]}", [block])
         return self.envelope({"type": "assistant", "message": message}, update["parentToolCallId"])
 
     def _on_tool_call_update(self, update: dict[str, Any]) -> list[dict[str, Any]]:

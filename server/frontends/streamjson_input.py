@@ -59,6 +59,7 @@ class UserMessage(Loose):
 class UserLine(Loose):
     type: Literal["user"]
     message: UserMessage
+    uuid: str | None = None
 
 
 class ControlRequestBody(Loose):
