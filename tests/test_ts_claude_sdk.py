@@ -121,3 +121,81 @@ def test_interrupt_then_a_new_turn_in_the_same_query(tmp_path, workspace, fake_l
     )
     assert (second["subtype"], second["result"]) == ("success", "fresh")
     assert first["session_id"] == second["session_id"]
+
+
+ASK = {
+    "questions": [
+        {
+            "question": "Which runner?",
+            "header": "Runner",
+            "options": [{"label": "pytest"}, {"label": "unittest"}],
+        }
+    ]
+}
+
+
+@pytest.mark.xfail(strict=True, reason="AskUserQuestion's tool_use_id is made up, no suggestions")
+def test_can_use_tool_always_allow_and_ask_user_question(tmp_path, workspace, fake_llm):
+    target = workspace / "app.py"
+    target.write_text("x = 1\n")
+    edit = {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}
+    again = {"path": "app.py", "old_string": "x = 2", "new_string": "x = 3"}
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("edit_file", edit)]),
+        Reply(tool_calls=[FakeToolCall("edit_file", again)]),
+        Reply(tool_calls=[FakeToolCall("ask_user_question", ASK)]),
+        Reply(text="pytest it is"),
+    )
+    permissions = {"Edit": "always", "AskUserQuestion": {"answers": {"Which runner?": "pytest"}}}
+    events = run_query(
+        tmp_path, workspace, fake_llm, turns=[{"prompt": "edit"}], permissions=permissions
+    )
+    asked = [e for e in events if e["event"] == "permission"]
+    assert [a["toolName"] for a in asked] == ["Edit", "AskUserQuestion"]  # allowed always
+    edit_ask, question = asked
+    assert edit_ask["input"]["file_path"] == str(target)
+    assert edit_ask["suggestions"] == [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Edit"}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+    assert "decisionReason" not in edit_ask["given"] and "blockedPath" not in edit_ask["given"]
+    ids = {name: block_id for name, block_id in tool_use_ids(events)}
+    assert question["toolUseID"] == ids["AskUserQuestion"]
+    assert target.read_text() == "x = 3\n"
+    tool = [m["content"] for m in fake_llm.requests[3].body["messages"] if m["role"] == "tool"]
+    assert "Which runner? → pytest" in tool[-1]
+    assert messages(events, "result")[-1]["result"] == "pytest it is"
+
+
+def tool_use_ids(events):
+    return [
+        (block["name"], block["id"])
+        for m in messages(events, "assistant")
+        for block in m["message"]["content"]
+        if block["type"] == "tool_use"
+    ]
+
+
+def test_set_model_between_turns(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="first"), Reply(text="second"))
+    turns = [{"prompt": "one"}, {"prompt": "two", "setModel": "gpt-5.4-mini"}]
+    events = run_query(tmp_path, workspace, fake_llm, turns=turns)
+    assert [r["result"] for r in messages(events, "result")] == ["first", "second"]
+    assert [r.body["model"] for r in fake_llm.requests] == ["gpt-5.5", "gpt-5.4-mini"]
+    assert list(messages(events, "result")[-1]["modelUsage"]) == ["gpt-5.5", "gpt-5.4-mini"]
+
+
+def test_resume_continues_the_stored_session(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="noted"), Reply(text="you said remember 42"))
+    first = run_query(tmp_path, workspace, fake_llm, prompt="remember 42")
+    session_id = messages(first, "result")[0]["session_id"]
+    second = run_query(
+        tmp_path, workspace, fake_llm, prompt="what did I say?", options={"resume": session_id}
+    )
+    assert messages(second, "result")[0]["session_id"] == session_id
+    sent = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "user"]
+    assert any("remember 42" in str(c) for c in sent)

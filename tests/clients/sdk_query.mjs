@@ -14,7 +14,7 @@ async function canUseTool(toolName, input, options) {
     input,
     toolUseID: options.toolUseID,
     suggestions: options.suggestions ?? null,
-    decisionReason: options.decisionReason ?? null,
+    given: Object.keys(options).filter((key) => options[key] !== undefined && options[key] !== null),
   });
   if (rule === "allow") return { behavior: "allow", updatedInput: input };
   if (rule === "always") {
