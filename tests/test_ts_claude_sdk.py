@@ -134,7 +134,6 @@ ASK = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="AskUserQuestion's tool_use_id is made up, no suggestions")
 def test_can_use_tool_always_allow_and_ask_user_question(tmp_path, workspace, fake_llm):
     target = workspace / "app.py"
     target.write_text("x = 1\n")

@@ -56,6 +56,7 @@ from server.frontends.streamjson_input import (
     parse_line,
     tool_answer,
 )
+from server.frontends.streamjson_rules import adds_allow_rule, suggestions
 from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError
@@ -142,19 +143,18 @@ class StreamJsonDoor:
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         call = params.tool_call
-        answer = await self.control_request(
-            {
-                "subtype": "can_use_tool",
-                "tool_name": cc_tool_name(call.name),
-                "input": to_claude(call.name, call.input, self.cwd()),
-                "tool_use_id": call.tool_call_id,
-                "permission_suggestions": [],
-                "blocked_path": None,
-                "decision_reason": call.reason,
-            }
-        )
+        request = {
+            "subtype": "can_use_tool",
+            "tool_name": cc_tool_name(call.name),
+            "input": to_claude(call.name, call.input, self.cwd()),
+            "tool_use_id": call.tool_call_id,
+            "permission_suggestions": suggestions(call, params.options),
+        }
+        if call.reason:
+            request["decision_reason"] = call.reason
+        answer = await self.control_request(request)
         if answer.behavior == "allow":
-            kind = "allow_always" if answer.updatedPermissions else "allow_once"
+            kind = "allow_always" if adds_allow_rule(answer.updatedPermissions) else "allow_once"
             return RequestPermissionResult.model_validate(
                 {
                     "outcome": {"outcome": "selected", "optionId": kind},
@@ -171,6 +171,11 @@ class StreamJsonDoor:
             }
         )
 
+    def question_call(self) -> str:
+        """The id of the AskUserQuestion tool_use the running turn is asking for."""
+        found = self.frames.running_call("AskUserQuestion") if self.frames else None
+        return found or f"ask_{new_uuid()}"  # not from a tool call the host saw
+
     def cwd(self) -> Path:
         return Path(self.service.get(self.session_id).cwd)
 
@@ -181,9 +186,8 @@ class StreamJsonDoor:
                 "subtype": "can_use_tool",
                 "tool_name": "AskUserQuestion",
                 "input": {"questions": questions},
-                "tool_use_id": f"ask_{new_uuid()}",
+                "tool_use_id": self.question_call(),
                 "permission_suggestions": [],
-                "blocked_path": None,
             }
         )
         answers = (answer.updatedInput or {}).get("answers")

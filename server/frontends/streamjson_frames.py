@@ -73,6 +73,7 @@ class TurnFrames:
         self.denials: list[dict[str, Any]] = []
         self.tool_seconds = 0.0
         self._tools: dict[str, tuple[str, dict[str, Any], float]] = {}
+        self._finished: set[str] = set()
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._step_text: list[str] = []
@@ -182,6 +183,7 @@ class TurnFrames:
         if status == "in_progress":
             self._tools[call_id] = (name, args, time.monotonic())
             return []
+        self._finished.add(call_id)
         if started:
             self.tool_seconds += time.monotonic() - started
         if status == "denied":
@@ -196,6 +198,11 @@ class TurnFrames:
         }
         message = {"role": "user", "content": [result]}
         return [self.envelope({"type": "user", "message": message}, update.get("parentToolCallId"))]
+
+    def running_call(self, name: str) -> str | None:
+        """The latest call of the tool (Claude Code name) that has no result yet."""
+        running = [i for i, t in self._tools.items() if t[0] == name and i not in self._finished]
+        return running[-1] if running else None
 
     def _on_workspace_trust(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         note = {k: update[k] for k in ("trusted", "cwd", "ignored")}
