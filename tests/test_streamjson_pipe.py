@@ -173,6 +173,7 @@ def test_control_protocol_transcript(tmp_path, workspace):
             "request": {"subtype": "set_permission_mode", "mode": "plan"},
         },
         {"type": "control_request", "request_id": "r3", "request": {"subtype": "mcp_status"}},
+        {"type": "control_request", "request_id": "r4", "request": {"subtype": "interrupt"}},
         user("hi"),
     ]
     proc = run(tmp_path, workspace, lines, *stream())
@@ -186,7 +187,8 @@ def test_control_protocol_transcript(tmp_path, workspace):
             "error_code": "unsupported_request",
         },
     }
-    assert got[4]["permissionMode"] == "plan"
+    assert got[4]["response"]["response"] == {"still_queued": []}
+    assert got[5]["permissionMode"] == "plan"
     check_golden("control", got, workspace)
 
 

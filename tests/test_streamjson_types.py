@@ -68,7 +68,12 @@ def checks(where: str, frame: dict[str, Any]) -> list[str]:
 
 
 # control.ndjson answers these requests (tests/test_streamjson_pipe.py sends them).
-CONTROL_SUBTYPES = {"r0": "initialize", "r2": "set_permission_mode", "r3": "mcp_status"}
+CONTROL_SUBTYPES = {
+    "r0": "initialize",
+    "r2": "set_permission_mode",
+    "r3": "mcp_status",
+    "r4": "interrupt",
+}
 
 HEADER = """import type {
   McpServerStatus,
