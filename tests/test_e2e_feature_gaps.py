@@ -217,7 +217,6 @@ async def test_todo_commands_show_and_clear_the_list(tmp_path, workspace, fake_l
     assert plans == [{"kind": "plan", "entries": []}]
 
 
-@pytest.mark.xfail(strict=True, reason="print mode drops the text of a turn that calls no model")
 @pytest.mark.parametrize(
     ("command", "shown"), [("/todo", "No todos."), ("/model", "Model: scripted")]
 )

@@ -121,8 +121,10 @@ class TurnFrames:
                 return []  # a subagent's calls are shown under the task's tool_use
             case UserMessageChunk() | StreamRetry() | McpStatus():
                 return []  # Claude Code has no frame for them inside a turn
-            case TurnEnd():
-                return []  # the turn's `result` frame is built from the prompt's outcome
+            case TurnEnd(terminal=terminal):
+                # The `result` frame is built from the prompt's outcome; a completed turn's text
+                # that no model call ended (a `/todo` or `/model` reply) is its answer.
+                return self._on_unstepped_text() if terminal == "completed" else []
             case _:
                 assert_never(update)
 
@@ -211,6 +213,13 @@ class TurnFrames:
     def _on_store_warning(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         note = {"error": update["error"], "pending": update["pending"]}
         return [self._system("store_warning", note)]
+
+    def _on_unstepped_text(self) -> list[dict[str, Any]]:
+        frames = self._flush_thinking() + self._flush_text()
+        if self._step_text:
+            self.last_text = "".join(self._step_text)
+            self._step_text = []
+        return frames
 
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1
