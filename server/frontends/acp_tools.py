@@ -100,8 +100,9 @@ def proposed_diff(
     path, args = update.locations[0].path, update.input
     if update.name in LINE_EDITS:
         old, new = args.get("expected_line"), args.get("new_line")
-        ok = isinstance(old, str) and isinstance(new, str)
-        return diff(path, old, new) if ok else None
+        if not (isinstance(old, str) and isinstance(new, str)):
+            return None
+        return diff(path, old, new)
     before = file_text(Path(path)) if before is None else before
     if update.name in WRITES:
         content = args.get("content")

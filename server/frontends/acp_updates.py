@@ -127,7 +127,9 @@ def plan(update: Plan) -> acp.AgentPlanUpdate:
     return acp.AgentPlanUpdate(
         session_update="plan",
         entries=[
-            acp.PlanEntry(content=e.content, priority="medium", status=e.status) for e in kept
+            acp.PlanEntry(content=e.content, priority="medium", status=e.status)
+            for e in kept
+            if e.status != "cancelled"  # narrows the status for the ACP model
         ],
         field_meta={"agentls": {"cancelled": cancelled}} if cancelled else None,
     )
