@@ -28,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "webSearch": {"enabled": True, "provider": "auto", "maxResults": 8, "timeout": 15},
 }
 
+WEB_FETCH_MAX_TIMEOUT = 120.0
+"""The longest `webFetch.timeout`, and the longest a single fetch may ask for."""
+
 # Keys a cloned repository must not set: they could send the user's keys to another server or
 # open the network guard. They are honoured from the user config, the environment and flags.
 # (`webFetch.allowedDomains` a project may only narrow: `server.trust.narrow`.)
@@ -192,6 +195,12 @@ def load_config(
             fetch.get("timeout"), key="webFetch.timeout", default=15, ceiling=120
         )
     return config
+
+
+def positive(value: Any, default: Any) -> Any:
+    """A setting that must be a number above 0 (not a bool); `default` otherwise."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return value if ok else default
 
 
 def duration(value: Any, *, key: str, default: float, ceiling: float) -> float:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +25,21 @@ def require_clients() -> None:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+AGENTLS = shutil.which("agentls", path=str(Path(sys.executable).parent))
+"""The agentls command of this venv: what a client runs as its Claude Code executable."""
+
+
+def run_script(script: str, plan: dict[str, Any], *, timeout: float) -> list[dict[str, Any]]:
+    """Run tests/clients/`script` with `plan` as its argument; the JSON lines it printed, the
+    last of which is `done`."""
+    proc = subprocess.run(
+        [NODE, str(CLIENTS / script), json.dumps(plan)],
+        capture_output=True,
+        cwd=CLIENTS,
+        timeout=timeout,
+    )
+    events = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert events and events[-1]["event"] == "done", (events[-3:], proc.stderr.decode()[-3000:])
+    return events

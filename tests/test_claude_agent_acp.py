@@ -3,21 +3,13 @@ ACP TypeScript SDK's client drives the adapter over stdio (tests/clients/acp_cla
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
-from tests.agent_client import server_env
-from tests.conftest import write_project_config
-from tests.node_clients import CLIENTS, NODE, require_clients
-
-AGENTLS = shutil.which("agentls", path=str(Path(sys.executable).parent))
+from tests.agent_client import server_env, use_fake_model
+from tests.node_clients import AGENTLS, require_clients, run_script
 
 
 @pytest.fixture(autouse=True)
@@ -26,28 +18,10 @@ def _clients():
 
 
 def run_acp(tmp_path, workspace, fake_llm, prompts, **plan: Any) -> list[dict[str, Any]]:
-    write_project_config(
-        workspace,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "gpt-5.5",
-                "baseUrl": fake_llm.openai_base_url,
-                "maxRetries": 0,
-            }
-        },
-    )
+    use_fake_model(workspace, fake_llm)
     env = server_env(tmp_path, OPENAI_API_KEY="k", CLAUDE_CODE_EXECUTABLE=AGENTLS)
     plan = {"cwd": str(workspace), "env": env, "prompts": prompts, **plan}
-    proc = subprocess.run(
-        [NODE, str(CLIENTS / "acp_claude.mjs"), json.dumps(plan)],
-        capture_output=True,
-        cwd=CLIENTS,
-        timeout=100,
-    )
-    events = [json.loads(line) for line in proc.stdout.decode().splitlines()]
-    assert events and events[-1]["event"] == "done", (events[-3:], proc.stderr.decode()[-3000:])
-    return events
+    return run_script("acp_claude.mjs", plan, timeout=100)
 
 
 def updates(events, kind):

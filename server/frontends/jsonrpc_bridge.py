@@ -11,10 +11,11 @@ from typing import Any
 import attrs
 from lsprotocol import types as lsp
 from lsprotocol.types import ResponseError
+from pydantic import ValidationError
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from protocol.errors import SERVER_NOT_INITIALIZED
-from protocol.lifecycle import AgentlsServerCapabilities
+from protocol.lifecycle import AgentlsClientCapabilities, AgentlsServerCapabilities
 from protocol.methods import BY_NAME, PROTOCOL_VERSION
 from server import __version__
 from server.engines.registry import ENGINE_IDS
@@ -58,7 +59,6 @@ def make_converter():
 class AgentlsProtocol(LanguageServerProtocol):
     """LSP lifecycle from pygls, agentls methods as raw dicts (server and client side)."""
 
-    client_agentls: dict[str, Any] = {}
     on_cancel_request: Callable[[Any], bool] | None = None
 
     def get_message_type(self, method: str):  # type: ignore[override]  # pygls caches it
@@ -82,13 +82,20 @@ class AgentlsServerProtocol(AgentlsProtocol):
     """The server's side: LSP's lifecycle rules, and only agentls's capabilities advertised."""
 
     initialized_by_client = False
+    client_agentls = AgentlsClientCapabilities()
+    """What the client said it can show, read once from `initialize`."""
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         result = yield from super().lsp_initialize(params)
         experimental = params.capabilities.experimental
         if isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict):
-            self.client_agentls = experimental["agentls"]
+            try:
+                self.client_agentls = AgentlsClientCapabilities.model_validate(
+                    experimental["agentls"]
+                )
+            except ValidationError:
+                log.warning("ignored malformed agentls client capabilities")
         self.initialized_by_client = True
         # pygls fills in text-document sync and workspace folders agentls does not use.
         result.capabilities = lsp.ServerCapabilities(

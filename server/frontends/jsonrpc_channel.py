@@ -12,7 +12,6 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from protocol.base import WireModel
-from protocol.lifecycle import AgentlsClientCapabilities
 from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
@@ -20,23 +19,19 @@ from protocol.methods import (
     RequestPermissionResult,
     SessionUpdateParams,
 )
-from server.frontends.jsonrpc_bridge import AgentlsProtocol
+from server.frontends.jsonrpc_bridge import AgentlsServerProtocol
 from server.sessions.model import ClientCapabilities
 
 log = logging.getLogger(__name__)
 
 
 class JsonRpcChannel:
-    def __init__(self, protocol: AgentlsProtocol):
+    def __init__(self, protocol: AgentlsServerProtocol):
         self.protocol = protocol
 
     @property
     def capabilities(self) -> ClientCapabilities:
-        try:
-            caps = AgentlsClientCapabilities.model_validate(self.protocol.client_agentls)
-        except ValidationError:
-            log.warning("ignored malformed agentls client capabilities")
-            caps = AgentlsClientCapabilities()
+        caps = self.protocol.client_agentls
         return ClientCapabilities(
             questions=caps.questions,
             permissions=caps.permissions,

@@ -214,8 +214,9 @@ class TurnFrames:
         note = {"error": update["error"], "pending": update["pending"]}
         return [self._system("store_warning", note)]
 
-    def _on_unstepped_text(self) -> list[dict[str, Any]]:
-        frames = self._flush_thinking() + self._flush_text()
+    def _on_unstepped_text(self, usage: dict[str, int] | None = None) -> list[dict[str, Any]]:
+        """The step's thinking and text as its assistant message; its text is the answer so far."""
+        frames = self._flush_thinking() + self._flush_text(usage)
         if self._step_text:
             self.last_text = "".join(self._step_text)
             self._step_text = []
@@ -223,10 +224,7 @@ class TurnFrames:
 
     def _on_step_finish(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         self.steps += 1
-        frames = self._flush_thinking() + self._flush_text(update["usage"])
-        if self._step_text:
-            self.last_text = "".join(self._step_text)
-            self._step_text = []
+        frames = self._on_unstepped_text(update["usage"])
         if self.partial and self._message_id:
             frames += self._stop_block()
             reason = {"tool_use": "tool_use", "max_tokens": "max_tokens"}.get(

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from protocol.methods import Question, QuestionOption
+from server.config import positive
 from server.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from server.turn import UserNotReachable
 
@@ -116,9 +117,7 @@ class AskUserQuestion(Tool):
 
 def configured_timeout(config: dict[str, Any]) -> float:
     """`questions.timeout` in seconds (default 60)."""
-    value = (config.get("questions") or {}).get("timeout", DEFAULT_TIMEOUT)
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    return float(value) if ok else DEFAULT_TIMEOUT
+    return float(positive((config.get("questions") or {}).get("timeout"), DEFAULT_TIMEOUT))
 
 
 def on_timeout(args: AskInput, timeout: float) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from protocol.updates import Plan, PlanEntry
+from server.config import positive
 from server.tools.base import Tool, ToolContext, ToolError, ToolInput
 
 Status = Literal["pending", "in_progress", "completed", "cancelled"]
@@ -66,9 +67,8 @@ DEFAULT_MAX_ITEMS = 50
 
 def max_items(config: dict) -> int:
     """`todos.maxPerSession`: how many items the list may hold (default 50)."""
-    value = (config.get("todos") or {}).get("maxPerSession", DEFAULT_MAX_ITEMS)
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if ok else DEFAULT_MAX_ITEMS
+    value = positive((config.get("todos") or {}).get("maxPerSession"), DEFAULT_MAX_ITEMS)
+    return value if isinstance(value, int) else DEFAULT_MAX_ITEMS
 
 
 def check(todos: list[TodoItem], limit: int = DEFAULT_MAX_ITEMS) -> None:

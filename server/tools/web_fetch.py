@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from server.config import duration
+from server.config import WEB_FETCH_MAX_TIMEOUT, duration, positive
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .web_search import WebSearch
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MAX_REDIRECTS = 3
 DEFAULT_MAX_BYTES = 2_000_000
 DEFAULT_TIMEOUT = 15.0
-MAX_TIMEOUT = 120.0
+MAX_TIMEOUT = WEB_FETCH_MAX_TIMEOUT
 CACHE_SIZE = 32
 CACHE_TTL = 300.0
 REDIRECT_CODES = (301, 302, 303, 307, 308)
@@ -60,7 +60,7 @@ class FetchSettings:
         if isinstance(domains, str):
             domains = [domains]
         return cls(
-            max_bytes=_positive(section.get("maxBytes"), DEFAULT_MAX_BYTES),
+            max_bytes=positive(section.get("maxBytes"), DEFAULT_MAX_BYTES),
             timeout=config_timeout(section.get("timeout")),
             allowed_domains=tuple(str(d) for d in domains),
             allow_private_hosts=section.get("allowPrivateHosts") is True,
@@ -72,10 +72,6 @@ def config_timeout(value: Any) -> float:
     return duration(value, key="webFetch.timeout", default=DEFAULT_TIMEOUT, ceiling=MAX_TIMEOUT)
 
 
-def _positive(value: Any, default: float) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return value
-    return default
 
 
 @dataclass
