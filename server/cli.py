@@ -99,6 +99,14 @@ def build_print_parser() -> argparse.ArgumentParser:
         const="",
         help="stream-json: echo each user message read from stdin (with its uuid) when taken",
     )
+    parser.add_argument(
+        "--image",
+        dest="images",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach an image to the prompt (-p) or the first stream-json user message; repeatable",
+    )
     parser.add_argument("--session-id", help="use this id for the new session")
     parser.add_argument("--resume", "-r", help="continue the stored session with this id")
     parser.add_argument(
@@ -282,6 +290,12 @@ def print_mode(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
+    cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
+    try:
+        images = attached_images(args.images, cwd)
+    except ValueError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 1
     prompt = args.prompt
     if args.input_format == "text" and prompt is None:
         if sys.stdin.isatty():
@@ -299,7 +313,8 @@ def print_mode(argv: list[str]) -> int:
         partial=args.include_partial_messages,
         permission_tool=args.permission_prompt_tool,
         session_id=args.session_id,
-        cwd=Path(args.cwd).resolve() if args.cwd else Path.cwd(),
+        cwd=cwd,
+        images=images,
         mode=args.permission_mode,
         model=args.model,
         resume=args.resume,
@@ -308,6 +323,23 @@ def print_mode(argv: list[str]) -> int:
         state_events=os.environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "") not in ("", "0"),
     )
     return on_signals(lambda: run_streamjson(options, make_service_factory(flags)))
+
+
+def attached_images(paths: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """`--image` files as prompt image blocks; ValueError names a file that cannot be used."""
+    if not paths:
+        return []
+    from server.providers.images import ImageError, load
+
+    blocks = []
+    for path in paths:
+        try:
+            part = load(cwd / Path(path).expanduser())
+        except ImageError as exc:
+            raise ValueError(str(exc)) from exc
+        mime, data = part.data_url.removeprefix("data:").split(";base64,", 1)
+        blocks.append({"type": "image", "data": data, "mimeType": mime})
+    return blocks
 
 
 def on_signals(run: Callable[[], int]) -> int:

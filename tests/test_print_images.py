@@ -4,8 +4,6 @@ loopback fake model received."""
 
 from __future__ import annotations
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.test_e2e_vision_turns import png
 from tests.test_streamjson_flags import run, user
@@ -21,7 +19,6 @@ def image_urls(body: dict) -> list[str]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="there is no --image flag")
 def test_image_flags_attach_to_the_prompt(tmp_path, workspace, fake_llm):
     (workspace / "a.png").write_bytes(png(4, 3))
     (workspace / "b.png").write_bytes(png(2, 2))
@@ -43,7 +40,6 @@ def test_image_flags_attach_to_the_prompt(tmp_path, workspace, fake_llm):
     assert len(urls) == 2 and all(u.startswith("data:image/png;base64,") for u in urls)
 
 
-@pytest.mark.xfail(strict=True, reason="there is no --image flag")
 def test_image_flag_with_stream_json_input(tmp_path, workspace, fake_llm):
     (workspace / "a.png").write_bytes(png(4, 3))
     fake_llm.script(Reply(text="One."), Reply(text="Two."))
@@ -56,7 +52,6 @@ def test_image_flag_with_stream_json_input(tmp_path, workspace, fake_llm):
     assert len(image_urls(second)) == 1, "the image stays in the history, not attached again"
 
 
-@pytest.mark.xfail(strict=True, reason="there is no --image flag")
 def test_an_image_that_cannot_be_read_is_a_clear_error(tmp_path, workspace, fake_llm):
     (workspace / "notes.txt").write_text("not a picture")
     for path, said in (

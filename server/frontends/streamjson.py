@@ -75,6 +75,8 @@ class StreamJsonOptions:
     permission_tool: str | None = None
     session_id: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """`--image` blocks, attached to the prompt or to the first user message read."""
     mode: PermissionMode | None = None
     model: str | None = None
     resume: str | None = None
@@ -251,7 +253,8 @@ class StreamJsonDoor:
                         box.append({"subtype": "error", "error": "stdin closed"})
                         done.set()
                 elif self.options.prompt is not None:
-                    await self._send.send(([{"type": "text", "text": self.options.prompt}], None))
+                    blocks = [{"type": "text", "text": self.options.prompt}]
+                    await self._send.send((blocks + self.take_images(), None))
 
     async def on_signals(self, work: anyio.CancelScope) -> None:
         """SIGINT, SIGTERM, SIGHUP: the running turn is cancelled as by an interrupt and its
@@ -307,6 +310,8 @@ class StreamJsonDoor:
         match message:
             case UserLine():
                 blocks = prompt_blocks(message.message.content)
+                if blocks:
+                    blocks += self.take_images()
                 echo = self.echo(message) if self.options.replay_user else None
                 if not blocks:
                     self.error_frame("user message without text or image content; ignored")
@@ -326,6 +331,10 @@ class StreamJsonDoor:
                 pass
             case _:
                 assert_never(message)
+
+    def take_images(self) -> list[dict[str, Any]]:
+        images, self.options.images = self.options.images, []
+        return images
 
     def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any] | None) -> None:
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
