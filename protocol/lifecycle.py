@@ -8,6 +8,7 @@ advertises none of LSP's own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from protocol.base import WireModel
 
@@ -48,6 +49,24 @@ class InitializeParams(WireModel):
     capabilities: InitializeClientCapabilities
 
 
+class SandboxStatus(WireModel):
+    """Where commands run by default on this server."""
+
+    mode: Literal["workspace-write", "read-only", "off"]
+    """What sessions get: the configured mode, or `off` where no sandbox can be made."""
+    configured: Literal["workspace-write", "read-only", "off"]
+    """What the configuration (user config, environment, flags) asks for."""
+    network: bool
+    """Whether sandboxed commands may use the network."""
+    auto_allow: bool
+    """Whether a sandboxed command runs without a permission request in `default` and
+    `acceptEdits` (commands that visibly leave the sandbox still ask)."""
+    kind: str | None = None
+    """`bwrap` (Linux) or `sandbox-exec` (macOS); absent when there is none."""
+    notice: str | None = None
+    """Why commands run without the sandbox that was asked for."""
+
+
 class AgentlsServerCapabilities(WireModel):
     protocol_version: int
     """The version of this protocol; it changes only with a breaking change."""
@@ -59,6 +78,7 @@ class AgentlsServerCapabilities(WireModel):
     """Model provider ids `session/new` accepts."""
     features: list[str]
     """Optional features this server has: `steer`, `images`, `permissions`, `questions`, `mcp`."""
+    sandbox: SandboxStatus | None = None
 
 
 class ExperimentalServerCapabilities(WireModel):

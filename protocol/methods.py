@@ -15,6 +15,7 @@ from protocol.content import ContentBlock
 from protocol.updates import McpServerStatus, SessionUpdateKind, StopReason, Terminal, Usage
 
 PermissionMode = Literal["default", "plan", "acceptEdits", "bypassPermissions"]
+SandboxMode = Literal["workspace-write", "read-only", "off"]
 
 
 class Empty(WireModel):
@@ -82,6 +83,10 @@ class NewSessionParams(WireModel):
     """The editor's own workspace trust for `cwd` (VS Code's `workspace.isTrusted`): true lets
     the project config set a mode and allow rules and its skills grant tools. Absent or false:
     the user config's `trustedProjects` and the `--trust` flag decide."""
+    sandbox: SandboxMode | None = None
+    """Where this session's commands run (the user's choice; a project config can only make
+    it stricter): `workspace-write` (default where a sandbox can be made), `read-only`, `off`.
+    `initialize` says whether a sandbox can be made here."""
 
 
 class SessionInfoResult(WireModel):

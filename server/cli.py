@@ -71,6 +71,11 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="trust the workspace: its config may set a mode and allow rules, its skills grant tools",
     )
+    parser.add_argument(
+        "--sandbox",
+        choices=["workspace-write", "read-only", "off"],
+        help="where commands run (default workspace-write where bubblewrap works)",
+    )
     parser.add_argument("--turn-timeout", type=float, help="turn deadline in seconds")
     parser.add_argument("--cwd", help="workspace directory (default: the current directory)")
 
@@ -190,6 +195,8 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
         flags["trust"] = True
     if args.turn_timeout:
         flags["turnTimeout"] = args.turn_timeout
+    if getattr(args, "sandbox", None):
+        flags["sandbox"] = {"mode": args.sandbox}
     for key, attr in (
         ("systemPrompt", "system_prompt"),
         ("appendSystemPrompt", "append_system_prompt"),

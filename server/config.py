@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from server.trust import TRUST_KEY, Narrowed, narrow, trusted_by_user
+from server.trust import TRUST_KEY, Narrowed, narrow, stricter, trusted_by_user
 
 DEFAULTS: dict[str, Any] = {
     "engine": "native",
@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
         "allowPrivateHosts": False,
     },
     "webSearch": {"enabled": True, "provider": "auto", "maxResults": 8, "timeout": 15},
+    "sandbox": {"mode": "workspace-write", "network": False, "autoAllow": True},
 }
 
 WEB_FETCH_MAX_TIMEOUT = 120.0
@@ -53,6 +54,7 @@ ENV_KEYS = {
     "AGENTLS_MAX_RETRIES": "llm.maxRetries",
     "AGENTLS_TURN_TIMEOUT": "turnTimeout",
     "AGENTLS_PERMISSION_MODE": "permissions.mode",
+    "AGENTLS_SANDBOX": "sandbox.mode",
 }
 
 
@@ -172,15 +174,17 @@ def load_config(
 ) -> dict[str, Any]:
     """`trusted`: the client vouches for `cwd` (the editor's workspace trust); the user config's
     `trustedProjects` and the `trust` flag (`--trust`) vouch too."""
-    flags = dict(flags or {})
-    user = read_json_file(user_config_path())
+    flags = sandbox_object(dict(flags or {}))
+    user = sandbox_object(read_json_file(user_config_path()))
     config = deep_merge(DEFAULTS, user)
     verdict: dict[str, Any] = {"trusted": True, "ignored": []}
+    floor: Any = None
     if cwd is not None:
         trusted = bool(trusted or flags.get("trust") or trusted_by_user(cwd, user))
-        project = read_json_file(cwd / ".agentls" / "config.json")
+        project = sandbox_object(read_json_file(cwd / ".agentls" / "config.json"))
         narrowed = project_layer(project, config, trusted=trusted)
         config = deep_merge(config, narrowed.layer)
+        floor = (narrowed.layer.get("sandbox") or {}).get("mode")
         verdict = {"trusted": trusted, "ignored": narrowed.ignored}
         servers = project_mcp_servers(cwd, project)
         if servers:
@@ -188,6 +192,9 @@ def load_config(
     flags.pop("trust", None)
     config = deep_merge(config, env_layer(dict(os.environ) if environ is None else environ))
     config = deep_merge(config, flags)
+    if floor is not None:
+        # What the project made stricter stays so whatever the later layers say.
+        config["sandbox"]["mode"] = stricter(config["sandbox"].get("mode"), floor)
     config[TRUST_KEY] = verdict
     fetch = config.get("webFetch")
     if isinstance(fetch, dict):
@@ -195,6 +202,13 @@ def load_config(
             fetch.get("timeout"), key="webFetch.timeout", default=15, ceiling=120
         )
     return config
+
+
+def sandbox_object(layer: dict[str, Any]) -> dict[str, Any]:
+    """`sandbox: "read-only"` as `sandbox: {mode: "read-only"}`, so layers merge key by key."""
+    if isinstance(layer.get("sandbox"), str):
+        layer = {**layer, "sandbox": {"mode": layer["sandbox"]}}
+    return layer
 
 
 def positive(value: Any, default: Any) -> Any:

@@ -12,7 +12,7 @@ every mode but bypass: writes to control files (`server.policy.paths.control_fil
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +20,7 @@ from protocol.methods import PermissionMode, PermissionOption
 from protocol.updates import WorkspaceTrust
 from server.policy import paths as real_paths
 from server.policy.guards import command_guard
+from server.policy.sandboxed import leaving
 from server.policy.shell import covered, parse, prefix
 from server.skills import SkillCatalog, ungranted
 from server.tools.base import Tool, ToolContext
@@ -52,6 +53,8 @@ class Decision:
     """The key an allow-always / reject-always answer is remembered under ('' = not rememberable)."""
     more: tuple[str, ...] = ()
     """Further keys remembered with `rule` (one per simple command of a compound command)."""
+    outside: bool = False
+    """The command visibly needs more than the sandbox gives: if it runs, it runs outside."""
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -229,7 +232,7 @@ def decide(
     effect = describe(tool, args, ctx)
     always = tool.always_ask(args) or path_guard(effect, ctx)
     if always:
-        return Decision("ask", always)
+        return sandboxed(tool, args, effect, ctx, state, Decision("ask", always), always=True)
     if state.mode != "bypassPermissions":
         control = control_guard(effect, ctx)
         if control:
@@ -241,14 +244,56 @@ def decide(
     free = tool.is_read_only(args) and tool.kind != "fetch"
     rules = state.allow_rules | set(granted)
     if free or state.mode == "bypassPermissions" or tool.name in rules:
-        return Decision("allow")
+        by_rule = tool.name in rules
+        return sandboxed(tool, args, effect, ctx, state, Decision("allow"), by_rule=by_rule)
     if effect.command is not None:
-        return judge_command(tool, effect, command_prefixes(rules, tool), ctx)
+        judged = judge_command(tool, effect, command_prefixes(rules, tool), ctx)
+        return sandboxed(tool, args, effect, ctx, state, judged)
     if key in rules:
         return Decision("allow")
     if state.mode == "acceptEdits" and tool.kind in EDIT_KINDS:
         return Decision("allow")
     return Decision("ask", "", key)
+
+
+def sandboxed(
+    tool: Tool,
+    args: Any,
+    effect: Effect,
+    ctx: ToolContext,
+    state: PermissionState,
+    judged: Decision,
+    *,
+    always: bool = False,
+    by_rule: bool = True,
+) -> Decision:
+    """`judged` for a command in a sandbox: one that visibly needs to leave it asks and runs
+    outside when allowed (or when the user's own allow rule covers it; bypass mode alone keeps
+    it inside); with `sandbox.autoAllow`, one that stays inside runs unasked in `default` and
+    `acceptEdits` (what always asks still asks)."""
+    sandbox = ctx.sandbox
+    if effect.command is None or not tool.shell or sandbox is None or not sandbox.active:
+        return judged
+    if getattr(args, "outside_sandbox", False):
+        if judged.action == "allow":
+            return judged
+        return replace(judged, reason=_joined(judged.reason, "it asks to run outside the sandbox"))
+    cwd = effect.cwd or ctx.cwd
+    exit_reason = leaving(effect.command, cwd=cwd, workspace=ctx.cwd, settings=sandbox.settings)
+    if exit_reason:
+        if judged.action == "allow":
+            return replace(judged, outside=by_rule)
+        reason = f"{exit_reason}; if allowed, it runs outside the sandbox"
+        return replace(judged, reason=_joined(judged.reason, reason), outside=True)
+    if always:
+        return judged
+    if sandbox.settings.auto_allow and state.mode in ("default", "acceptEdits"):
+        return Decision("allow")
+    return judged
+
+
+def _joined(*reasons: str) -> str:
+    return "; ".join(r for r in reasons if r)
 
 
 def rules_from_names(names: list[str]) -> set[str]:

@@ -109,7 +109,38 @@ def narrow(base: Mapping[str, Any], project: Mapping[str, Any], *, trusted: bool
             out.ignored.extend(
                 f"webFetch.allowedDomains entry {d} (wider than yours)" for d in wider
             )
+    if "sandbox" in layer:
+        layer["sandbox"] = _narrowed_sandbox(base.get("sandbox"), layer["sandbox"], out.ignored)
     return out
+
+
+SANDBOX_STRICTNESS = {"off": 0, "workspace-write": 1, "read-only": 2}
+
+
+def stricter(a: Any, b: Any) -> Any:
+    """The stricter of two sandbox modes (an unknown one counts as the loosest)."""
+    return a if SANDBOX_STRICTNESS.get(a, -1) >= SANDBOX_STRICTNESS.get(b, -1) else b
+
+
+def _narrowed_sandbox(mine: Any, theirs: Any, ignored: list[str]) -> dict[str, Any]:
+    """A project may make the sandbox stricter, never looser, trusted or not."""
+    mine = {"mode": mine} if isinstance(mine, str) else dict(mine or {})
+    theirs = {"mode": theirs} if isinstance(theirs, str) else theirs
+    if not isinstance(theirs, dict):
+        ignored.append("sandbox (not a mode name or an object)")
+        return {}
+    kept = dict(theirs)
+    base_mode = str(mine.get("mode", "workspace-write"))
+    mode = str(kept.get("mode"))
+    if "mode" in kept and SANDBOX_STRICTNESS.get(mode, -1) < SANDBOX_STRICTNESS.get(base_mode, 1):
+        del kept["mode"]
+        ignored.append(f"sandbox.mode ({mode})")
+    for key, loose in (("network", True), ("autoAllow", True), ("required", False)):
+        default = {"network": False, "autoAllow": True, "required": False}[key]
+        if key in kept and kept[key] == loose and mine.get(key, default) != loose:
+            del kept[key]
+            ignored.append(f"sandbox.{key} ({loose})")
+    return kept
 
 
 def _domain_within(entry: str, allowed: list[str]) -> bool:

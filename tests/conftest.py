@@ -9,6 +9,10 @@ import pytest
 
 from server.testing.fake_llm import FakeModelServer
 
+# The suite's tests judge the permission policy as it is without a sandbox (machines without
+# bubblewrap run that way); the sandbox tests (tests/test_sandbox*.py) ask for one themselves.
+os.environ.setdefault("AGENTLS_SANDBOX", "off")
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The real local model's tests take minutes each: they go first, so that in worker

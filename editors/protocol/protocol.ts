@@ -58,6 +58,7 @@ export interface AgentlsWireTypes {
   RequestPermissionParams?: RequestPermissionParams;
   RequestPermissionResult?: RequestPermissionResult;
   ResourceLink?: ResourceLink;
+  SandboxStatus?: SandboxStatus;
   SearchHit?: SearchHit;
   SearchSessionsParams?: SearchSessionsParams;
   SearchSessionsResult?: SearchSessionsResult;
@@ -156,10 +157,44 @@ export interface AgentlsServerCapabilities {
    * Model provider ids `session/new` accepts.
    */
   providers: string[];
+  sandbox?: SandboxStatus | null;
   /**
    * The agentls version.
    */
   version: string;
+}
+/**
+ * Where commands run by default on this server.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "SandboxStatus".
+ */
+export interface SandboxStatus {
+  /**
+   * Whether a sandboxed command runs without a permission request in `default` and
+   * `acceptEdits` (commands that visibly leave the sandbox still ask).
+   */
+  autoAllow: boolean;
+  /**
+   * What the configuration (user config, environment, flags) asks for.
+   */
+  configured: "workspace-write" | "read-only" | "off";
+  /**
+   * `bwrap` (Linux) or `sandbox-exec` (macOS); absent when there is none.
+   */
+  kind?: string | null;
+  /**
+   * What sessions get: the configured mode, or `off` where no sandbox can be made.
+   */
+  mode: "workspace-write" | "read-only" | "off";
+  /**
+   * Whether sandboxed commands may use the network.
+   */
+  network: boolean;
+  /**
+   * Why commands run without the sandbox that was asked for.
+   */
+  notice?: string | null;
 }
 /**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -638,6 +673,12 @@ export interface NewSessionParams {
   mode?: ("default" | "plan" | "acceptEdits" | "bypassPermissions") | null;
   model?: string | null;
   provider?: string | null;
+  /**
+   * Where this session's commands run (the user's choice; a project config can only make
+   * it stricter): `workspace-write` (default where a sandbox can be made), `read-only`, `off`.
+   * `initialize` says whether a sandbox can be made here.
+   */
+  sandbox?: ("workspace-write" | "read-only" | "off") | null;
   /**
    * Run the session as this subagent profile.
    */

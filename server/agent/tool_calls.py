@@ -143,6 +143,8 @@ async def _check_permission(
     decision = permissions.decide(
         tool, args, session.tool_ctx, session.permissions, granted=granted
     )
+    if decision.outside and decision.action != "deny":
+        args = leave_sandbox(tool, args)
     if decision.action == "allow":
         return None, args
     if decision.action == "deny":
@@ -174,6 +176,8 @@ async def _check_permission(
                 args = tool.Input.model_validate(reply.updated_input)
             except ValidationError as exc:
                 return f"The user's edited input is invalid: {_describe(exc)}", args
+            if decision.outside:
+                args = leave_sandbox(tool, args)
         return None, args
     if kind is not None:
         permissions.remember(session.permissions, decision, kind)
@@ -182,6 +186,13 @@ async def _check_permission(
         "The user denied this tool call. Do not retry it in another form; "
         f"ask the user or choose another approach.{reason}"
     ), args
+
+
+def leave_sandbox(tool: Tool, args: Any) -> Any:
+    """The args of a command that runs outside the sandbox once allowed."""
+    if "outside_sandbox" in tool.Input.model_fields:
+        return args.model_copy(update={"outside_sandbox": True})
+    return args
 
 
 def unavailable(session: AgentSession, name: str) -> str:

@@ -41,12 +41,22 @@ from server.skills import (
 )
 from server.tools.base import FileAccess, Tool, ToolContext
 from server.tools.names import disallowed
+from server.tools.sandbox import make_sandbox
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 log = logging.getLogger(__name__)
 
 MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<model id> [prompt]")
 TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
 
 
 class NativeEngine:
@@ -83,11 +93,19 @@ class NativeEngine:
         skills = SkillCatalog(spec.cwd, home=home, environ=self._env())
         tools = self._tools() if self._tools else self._builtin_tools(spec, skills)
         allowed = rules_from_names(spec.config.get("permissions", {}).get("allow", []))
+        try:
+            sandbox = make_sandbox(spec.config, spec.cwd)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from exc
+        if sandbox.missing:
+            _warn_once(f"commands run without a sandbox: {sandbox.missing}")
         session = AgentSession(
             spec=spec,
             settings=settings,
             tools={t.name: t for t in tools},
-            tool_ctx=ToolContext(cwd=spec.cwd, session_id=spec.session_id, config=spec.config),
+            tool_ctx=ToolContext(
+                cwd=spec.cwd, session_id=spec.session_id, config=spec.config, sandbox=sandbox
+            ),
             permissions=PermissionState(mode=spec.mode, allow_rules=allowed),
             factory=self._factory,
             max_steps=int(spec.config.get("maxSteps", 100)),
@@ -202,6 +220,8 @@ class NativeEngine:
         if self._jobs is not None:
             self._jobs.close_session(handle.spec.session_id)
         await self._mcp.close(handle)
+        if handle.tool_ctx.sandbox is not None:
+            handle.tool_ctx.sandbox.close()
         log.debug(
             "session %s used %s (about $%.4f)",
             handle.spec.session_id,

@@ -52,6 +52,7 @@ class AgentlsServer(LanguageServer):
         self._background: set[asyncio.Task] = set()
         self.shutting_down = False
         protocol.on_cancel_request = self._cancel_prompt
+        protocol.sandbox_status = self.service.sandbox_status
         handlers = Handlers(self.service)
         for method in METHODS:
             if method.direction == "client_to_server":

@@ -15,7 +15,11 @@ from pydantic import ValidationError
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from protocol.errors import SERVER_NOT_INITIALIZED
-from protocol.lifecycle import AgentlsClientCapabilities, AgentlsServerCapabilities
+from protocol.lifecycle import (
+    AgentlsClientCapabilities,
+    AgentlsServerCapabilities,
+    SandboxStatus,
+)
 from protocol.methods import BY_NAME, PROTOCOL_VERSION
 from server import __version__
 from server.engines.registry import ENGINE_IDS
@@ -84,6 +88,7 @@ class AgentlsServerProtocol(AgentlsProtocol):
     initialized_by_client = False
     client_agentls = AgentlsClientCapabilities()
     """What the client said it can show, read once from `initialize`."""
+    sandbox_status: Callable[[], SandboxStatus] | None = None
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
@@ -99,7 +104,7 @@ class AgentlsServerProtocol(AgentlsProtocol):
         self.initialized_by_client = True
         # pygls fills in text-document sync and workspace folders agentls does not use.
         result.capabilities = lsp.ServerCapabilities(
-            experimental={"agentls": server_capabilities()}
+            experimental={"agentls": server_capabilities(self.sandbox_status() if self.sandbox_status else None)}
         )
         return result
 
@@ -116,8 +121,9 @@ class AgentlsServerProtocol(AgentlsProtocol):
         log.warning("dropped %r: it came before initialize", method_name)
 
 
-def server_capabilities() -> dict[str, Any]:
+def server_capabilities(sandbox: SandboxStatus | None = None) -> dict[str, Any]:
     return AgentlsServerCapabilities(
+        sandbox=sandbox,
         protocol_version=PROTOCOL_VERSION,
         version=__version__,
         engines=list(ENGINE_IDS),

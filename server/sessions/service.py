@@ -22,6 +22,7 @@ import anyio
 
 from protocol import errors
 from protocol.content import ImageContent, ResourceLink, TextContent
+from protocol.lifecycle import SandboxStatus
 from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
@@ -63,6 +64,7 @@ from server.sessions.persist import Recorder
 from server.sessions.recording import TraceTarget, tracing
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
+from server.tools.sandbox import probe, settings_from
 from server.turn import SessionSpec, TurnInput, TurnOutcome, UserNotReachable
 
 log = logging.getLogger(__name__)
@@ -165,7 +167,10 @@ class SessionService(StoredSessions):
             overrides["llm"]["provider"] = params.provider
         if params.model:
             overrides["llm"]["model"] = params.model
-        config = self._config(cwd, overrides, trusted=bool(params.workspace_trusted))
+        session_flags = {"sandbox": {"mode": params.sandbox}} if params.sandbox else None
+        config = self._config(
+            cwd, overrides, trusted=bool(params.workspace_trusted), flags=session_flags
+        )
         engine = self._engine(params.engine or config.get("engine") or "native")
         if session_id in self.sessions or (
             session_id and self.recorder and await self.recorder.exists(session_id)
@@ -207,11 +212,38 @@ class SessionService(StoredSessions):
             )
         return path
 
-    def _config(
-        self, cwd: Path, overrides: dict[str, Any], *, trusted: bool = False
-    ) -> dict[str, Any]:
+    def sandbox_status(self) -> SandboxStatus:
+        """The sandbox sessions get by default (the configuration without a workspace)."""
         try:
-            return deep_merge(load_config(cwd, flags=self.flags, trusted=trusted), overrides)
+            settings = settings_from(load_config(None, flags=self.flags))
+        except (ConfigError, ValueError) as exc:
+            return SandboxStatus(
+                mode="off", configured="off", network=False, auto_allow=False, notice=str(exc)
+            )
+        found = probe() if settings.mode != "off" else None
+        usable = found is not None and found.available
+        return SandboxStatus(
+            mode=settings.mode if usable else "off",
+            configured=settings.mode,
+            network=settings.network,
+            auto_allow=settings.auto_allow,
+            kind=found.kind if found and usable else None,
+            notice=found.reason if found and not usable else None,
+        )
+
+    def _config(
+        self,
+        cwd: Path,
+        overrides: dict[str, Any],
+        *,
+        trusted: bool = False,
+        flags: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`flags`: the session's own choices, over the server's flags (below what a project
+        made stricter)."""
+        layered = deep_merge(self.flags, flags) if flags else self.flags
+        try:
+            return deep_merge(load_config(cwd, flags=layered, trusted=trusted), overrides)
         except ConfigError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
 

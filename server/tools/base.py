@@ -13,11 +13,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from server.providers.messages import ImagePart
+
+if TYPE_CHECKING:
+    from server.tools.sandbox import Sandbox
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 Risk = Literal["low", "medium", "high"]
@@ -75,6 +78,8 @@ class ToolContext:
     judged: dict[Path, Path] = field(default_factory=dict)
     """Real paths the permission check judged, by the path as written: the file tools open
     exactly those (`server.tools.disk`)."""
+    sandbox: Sandbox | None = None
+    """Where commands run (`server.tools.sandbox`); None: on the machine itself."""
     shared: set[Path] = field(default_factory=set)
     """Those of `judged` that already had more than one hard link when judged (the check asked
     about them); a write finding another one linked is refused."""

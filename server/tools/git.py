@@ -223,6 +223,12 @@ class Git(Tool):
             env = await anyio.to_thread.run_sync(safe_env, ctx.cwd, ctx.env)
         else:
             env = {**os.environ, **(ctx.env or {}), **ENV}
+            sandbox = ctx.sandbox
+            if sandbox is not None and sandbox.settings.required and not sandbox.active:
+                raise ToolError(f"git writes need a sandbox here: {sandbox.missing}")
+            if sandbox is not None and sandbox.active:
+                argv = sandbox.wrap(argv, cwd=ctx.cwd, git_writable=True)
+                env = sandbox.environment(env)
         try:
             code, out, err, truncated = await run_git(argv, ctx=ctx, env=env, timeout=self.timeout)
         except TimeoutError:

@@ -28,6 +28,7 @@ from server.aio import run_to_end
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .child_env import child_env
+from .sandbox import Sandbox, blocked, blocked_hint
 from .spawn import group_options, kill_group, marked, started
 
 MAX_OUTPUT = 50_000
@@ -43,6 +44,23 @@ def shell_command(command: str) -> str | list[str]:
     if WINDOWS:
         return command
     return [shutil.which("bash") or "/bin/sh", "-c", command]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a command starts: its argv (in the sandbox, when there is one), where, with what."""
+
+    argv: str | list[str]
+    cwd: Path
+    env: dict[str, str]
+    sandbox: Sandbox | None = None
+
+
+def launch(command: str, *, cwd: Path, env: dict[str, str], sandbox: Sandbox | None) -> Launch:
+    argv = shell_command(command)
+    if sandbox is None or not sandbox.active or isinstance(argv, str):
+        return Launch(argv, cwd, env)
+    return Launch(sandbox.wrap(argv, cwd=cwd), cwd, sandbox.environment(env), sandbox)
 
 
 def _environment(ctx: ToolContext) -> dict[str, str]:
@@ -103,13 +121,19 @@ async def _reap(proc: Process) -> None:
 
 
 async def run_command(
-    command: str, *, cwd: Path, env: dict[str, str], timeout_ms: int
+    command: str,
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_ms: int,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, Any]:
     """Run a command to completion; cancelling the caller kills its whole process group."""
+    how = launch(command, cwd=cwd, env=env, sandbox=sandbox)
     spawn = anyio.open_process(
-        shell_command(command),
-        cwd=cwd,
-        env=env,
+        how.argv,
+        cwd=how.cwd,
+        env=how.env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -129,7 +153,12 @@ async def run_command(
             f"Command timed out after {timeout_ms} ms and its process group was killed. "
             f"Output so far (last 10000 characters):\n{text[-10_000:]}"
         )
-    return {"exitCode": proc.returncode, "output": text, "truncated": truncated}
+    result = {"exitCode": proc.returncode, "output": text, "truncated": truncated}
+    what = blocked(how.sandbox, proc.returncode, text) if how.sandbox else None
+    if how.sandbox and what:
+        result["sandboxBlocked"] = what
+        result["hint"] = blocked_hint(how.sandbox, what)
+    return result
 
 
 @dataclass
@@ -183,18 +212,26 @@ class BackgroundJobs:
         self._ids = itertools.count(1)
         self._dir: Path | None = None
 
-    def start(self, session_id: str, command: str, *, cwd: Path, env: dict[str, str]) -> _Job:
+    def start(
+        self,
+        session_id: str,
+        command: str,
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        sandbox: Sandbox | None = None,
+    ) -> _Job:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="agentls-jobs-"))
         job_id = f"bash_{next(self._ids)}"
         log = self._dir / f"{job_id}.log"
-        argv = shell_command(command)
+        how = launch(command, cwd=cwd, env=env, sandbox=sandbox)
         with log.open("wb") as sink:
             proc = subprocess.Popen(
-                argv,
-                shell=isinstance(argv, str),
-                cwd=cwd,
-                env=env,
+                how.argv,
+                shell=isinstance(how.argv, str),
+                cwd=how.cwd,
+                env=how.env,
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
@@ -239,6 +276,12 @@ class BashInput(ToolInput):
     run_in_background: bool = Field(
         default=False, description="Start the command and return a jobId at once."
     )
+    outside_sandbox: bool = Field(
+        default=False,
+        description="Run outside the sandbox, for a command that must reach the network or "
+        "write outside the workspace. The user is asked first; use it only after the sandbox "
+        "stopped the command.",
+    )
 
 
 class Bash(Tool):
@@ -273,11 +316,27 @@ class Bash(Tool):
     async def run(self, ctx: ToolContext, args: BashInput) -> dict[str, Any]:
         cwd = _working_dir(ctx, args.cwd)
         env = _environment(ctx)
+        sandbox = command_sandbox(ctx, outside=args.outside_sandbox)
         if args.run_in_background:
-            job = self.jobs.start(ctx.session_id, args.command, cwd=cwd, env=env)
+            job = self.jobs.start(ctx.session_id, args.command, cwd=cwd, env=env, sandbox=sandbox)
             return {"jobId": job.id, "pid": job.proc.pid}
         timeout = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        return await run_command(args.command, cwd=cwd, env=env, timeout_ms=timeout)
+        return await run_command(
+            args.command, cwd=cwd, env=env, timeout_ms=timeout, sandbox=sandbox
+        )
+
+
+def command_sandbox(ctx: ToolContext, *, outside: bool) -> Sandbox | None:
+    """The sandbox a command runs in; None to run it on the machine. A session that requires
+    one refuses commands when it cannot be had."""
+    sandbox = ctx.sandbox
+    if sandbox is None:
+        return None
+    if sandbox.settings.required and not sandbox.active:
+        raise ToolError(f"Commands need a sandbox here and none can be made: {sandbox.missing}")
+    if outside and sandbox.settings.required:
+        raise ToolError("Commands cannot leave the sandbox here.")
+    return None if outside else sandbox
 
 
 class JobInput(ToolInput):

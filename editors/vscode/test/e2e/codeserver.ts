@@ -71,6 +71,8 @@ export function sandbox(script: unknown[]): Sandbox {
     AGENTLS_PROVIDER: "scripted",
     AGENTLS_SCRIPT: scriptPath,
     AGENTLS_LOG: "info",
+    // The permission flow is judged without the command sandbox, which lets sandboxed commands run unasked.
+    AGENTLS_SANDBOX: "off",
   };
   // The extension host takes PATH from the user's login shell, as for a real user: put the
   // venv's bin on PATH in the sandbox's shell profile.

@@ -51,6 +51,8 @@ public final class LiveServer implements ServerLauncher, AutoCloseable {
         env.keySet().removeIf(k -> k.endsWith("_API_KEY") || k.startsWith("AGENTLS_"));
         env.put("AGENTLS_PROVIDER", "scripted");
         env.put("AGENTLS_SCRIPT", script.toString());
+        // The permission flow is judged without the command sandbox, which lets sandboxed commands run unasked.
+        env.put("AGENTLS_SANDBOX", "off");
         env.put("AGENTLS_HOME", home.resolve("data").toString());
         env.put("XDG_CONFIG_HOME", home.resolve("config").toString());
         env.put("HOME", home.toString());

@@ -46,22 +46,29 @@ public final class Wire {
 
     /**
      * {@code mcpServers}: MCP servers for this session by name, on top of the configured ones;
-     * {@code workspaceTrusted}: the IDE's own trust in {@code cwd}.
+     * {@code workspaceTrusted}: the IDE's own trust in {@code cwd};
+     * {@code sandbox}: where commands run ({@code workspace-write}, {@code read-only}, {@code off}).
      */
     public record NewSessionParams(String cwd, String engine, String provider, String model, String mode,
                                    String subagent, Map<String, McpServerConfig> mcpServers,
-                                   Boolean workspaceTrusted) {
+                                   Boolean workspaceTrusted, String sandbox) {
         public static NewSessionParams in(String cwd) {
-            return new NewSessionParams(cwd, null, null, null, null, null, null, null);
+            return new NewSessionParams(cwd, null, null, null, null, null, null, null, null);
         }
 
         public NewSessionParams withModelAndMode(String model, String mode) {
-            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, workspaceTrusted);
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, workspaceTrusted,
+                    sandbox);
         }
 
         /** {@code trusted}: true when the IDE trusts {@code cwd}; null leaves the server to decide. */
         public NewSessionParams withWorkspaceTrusted(Boolean trusted) {
-            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, trusted);
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, trusted, sandbox);
+        }
+
+        public NewSessionParams withSandbox(String sandbox) {
+            return new NewSessionParams(cwd, engine, provider, model, mode, subagent, mcpServers, workspaceTrusted,
+                    sandbox);
         }
     }
 
@@ -207,8 +214,12 @@ public final class Wire {
 
     public record InitializeParams(Long processId, Implementation clientInfo, InitializeClientCapabilities capabilities) {}
 
+    /** Where commands run by default; {@code notice} says why there is no sandbox when one was asked for. */
+    public record SandboxStatus(String mode, String configured, boolean network, boolean autoAllow, String kind,
+                                String notice) {}
+
     public record AgentlsServerCapabilities(int protocolVersion, String version, List<String> engines,
-                                            List<String> providers, List<String> features) {}
+                                            List<String> providers, List<String> features, SandboxStatus sandbox) {}
 
     public record ExperimentalServerCapabilities(AgentlsServerCapabilities agentls) {}
 
