@@ -352,7 +352,8 @@ def attached_images(paths: list[str], cwd: Path) -> list[dict[str, Any]]:
 def on_signals(run: Callable[[], int]) -> int:
     """Run a door so that SIGTERM and SIGHUP end it as Ctrl-C does: the event loop cancels the
     door, running turns end `aborted` (stored, their commands' process groups killed), then
-    the process exits 128 + the signal number (143, 129; 130 for SIGINT)."""
+    the process exits 128 + the signal number (143, 129; 130 for SIGINT). SIGUSR1 writes the
+    process's thread and task stacks to stderr and goes on."""
     received: list[int] = []
 
     def forward(signum: int, frame: Any) -> None:
@@ -362,6 +363,10 @@ def on_signals(run: Callable[[], int]) -> int:
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), forward)
+    if hasattr(signal, "SIGUSR1"):
+        from server.logs import dump_stacks
+
+        signal.signal(signal.SIGUSR1, dump_stacks)
     code = run()
     if received:
         return 128 + received[0]

@@ -52,3 +52,20 @@ def setup_logging(name: str) -> None:
     # pygls logs every frame at INFO; keep the protocol out of the logs unless asked.
     if level > logging.DEBUG:
         logging.getLogger("pygls").setLevel(max(level, logging.WARNING))
+
+
+def dump_stacks(signum: int = 0, frame: object = None) -> None:
+    """Every thread's stack and every asyncio task's, to stderr: what a stuck process waits on
+    (`kill -USR1 <pid>`)."""
+    import asyncio
+    import faulthandler
+
+    print(f"agentls: stacks of process {os.getpid()}", file=sys.stderr, flush=True)
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    loop = asyncio._get_running_loop()
+    if loop is None:
+        return
+    for task in asyncio.all_tasks(loop):
+        print(f"-- {task!r}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()

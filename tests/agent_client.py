@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from server.testing.fake_llm import FakeModelServer
 from tests.conftest import write_project_config
 
 ROOT = Path(__file__).resolve().parents[1]
+STOP_WAIT_S = 60.0
 
 
 def server_env(home: Path, **extra: str) -> dict[str, str]:
@@ -48,6 +50,7 @@ class AgentClient(BaseLanguageClient):
         }
         self.on_question: Callable[[dict], Any] = lambda p: {"declined": True}
         self.update_event = asyncio.Event()
+        self.stderr = bytearray()
 
         @self.feature("session/update")
         def _update(params):
@@ -68,6 +71,32 @@ class AgentClient(BaseLanguageClient):
 
     async def start(self, env: dict[str, str], *args: str) -> None:
         await self.start_io(sys.executable, "-m", "server.cli", "serve", *args, env=env)
+        self._async_tasks.append(asyncio.create_task(self._drain_stderr()))
+
+    async def _drain_stderr(self) -> None:
+        # read always: a server whose stderr pipe fills blocks on its next log line
+        assert self._server is not None and self._server.stderr is not None
+        while chunk := await self._server.stderr.read(65536):
+            self.stderr += chunk
+
+    async def stop(self) -> None:
+        """Stop the client; a server still running after a generous wait has its stacks
+        printed (SIGUSR1) for the failing test's report, then is killed."""
+        self._stop_event.set()
+        server = self._server
+        if server is not None and server.returncode is None:
+            try:
+                await asyncio.wait_for(asyncio.shield(server.wait()), STOP_WAIT_S)
+            except TimeoutError:
+                server.send_signal(signal.SIGUSR1)
+                await asyncio.sleep(2)
+                server.kill()
+                await server.wait()
+                print(
+                    f"agentls serve did not exit; its stderr:\n{self.stderr.decode(errors='replace')}"
+                )
+        if self._async_tasks:
+            await asyncio.gather(*self._async_tasks, return_exceptions=True)
 
     async def initialize(self, agentls_caps: dict[str, Any] | None = None) -> lsp.InitializeResult:
         caps = {"permissions": True, "questions": True} if agentls_caps is None else agentls_caps

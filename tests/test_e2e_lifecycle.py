@@ -228,3 +228,24 @@ async def stored_terminals(tmp_path: Path, session_id: str) -> list[str]:
     finally:
         await client.close()
     return [u["update"]["terminal"] for u in client.updates if u["update"]["kind"] == "turn_end"]
+
+
+async def test_sigusr1_writes_the_stacks_to_stderr_and_serve_goes_on(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="still here"))
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        client._server.send_signal(signal.SIGUSR1)
+
+        async def dumped() -> None:
+            while b"serve" not in client.stderr or b"-- <Task" not in client.stderr:
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(dumped(), 30)
+        session_id = await new_session(client, workspace)
+        result = await client.call("session/prompt", prompt(session_id, "hi"))
+    finally:
+        await client.close()
+    text = client.stderr.decode()
+    assert "Current thread" in text and "in serve" in text
+    assert result["terminal"] == "completed"
