@@ -1,0 +1,100 @@
+"""Replay never repeats a side effect outside its scratch copy: a recorded bypass-mode turn
+whose command appended to a file outside the workspace is replayed (`agentls replay --verify`,
+a real subprocess, real bubblewrap). In the sandbox the write is stopped and the verifier says
+`blocked`; `--recorded-effects` plays the recorded result instead; with no sandbox to be had the
+replay refuses (exit 2) unless told to use the recorded effects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from server.tools.sandbox import probe
+from tests.agent_client import server_env
+from tests.trust_fixture import bash, clone, serve_turn
+
+pytestmark = pytest.mark.xfail(strict=True, reason="replay runs commands on the machine")
+needs_bwrap = pytest.mark.skipif(not probe().available, reason=f"no sandbox: {probe().reason}")
+
+
+def replay(home, *args, **env):
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", "replay", *args],
+        capture_output=True,
+        text=True,
+        env=server_env(home, **env),  # no API key: replay must not need the model
+        timeout=120,
+    )
+
+
+async def record_outside_write(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one\n")
+    calls = [bash("cat notes.txt", "call_read"), bash(f"echo ran >> {outside}", "call_out")]
+    (workspace / "notes.txt").write_text("hello\n")
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, calls, args=("--permission-mode", "bypassPermissions")
+    )
+    assert turn.result["terminal"] == "completed", turn.result
+    assert outside.read_text() == "one\nran\n"
+    return turn.new["sessionId"], outside
+
+
+def facts(report) -> dict[str, str]:
+    return {f["name"]: f["status"] for f in report["facts"]}
+
+
+@needs_bwrap
+async def test_replay_runs_commands_in_the_sandbox_and_reports_a_stopped_write_as_blocked(
+    tmp_path, workspace, fake_llm
+):
+    session_id, outside = await record_outside_write(tmp_path, workspace, fake_llm)
+
+    done = replay(tmp_path, session_id, "--verify", "--json")
+    assert outside.read_text() == "one\nran\n"  # not run again outside the sandbox
+    assert done.returncode == 3, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "blocked" and report["verified"] is False
+    assert facts(report)["effects_reproduced"] == "blocked"
+    blocked = next(f for f in report["facts"] if f["name"] == "effects_reproduced")
+    assert "call 2 bash" in blocked["detail"] and "write" in blocked["detail"]
+    assert facts(report)["no_new_tool_failures"] == "passed"
+
+    shown = replay(tmp_path, session_id, "--verify")
+    assert shown.returncode == 3
+    assert shown.stdout.rstrip().splitlines()[-1].startswith("BLOCKED: 1 of")
+    assert outside.read_text() == "one\nran\n"
+
+
+@needs_bwrap
+async def test_replay_with_recorded_effects_uses_the_recorded_results_and_passes(
+    tmp_path, workspace, fake_llm
+):
+    session_id, outside = await record_outside_write(tmp_path, workspace, fake_llm)
+    done = replay(tmp_path, session_id, "--verify", "--json", "--recorded-effects")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "passed" and report["verified"] is True
+    assert facts(report)["effects_reproduced"] == "passed"
+    assert "2 recorded results" in next(
+        f["detail"] for f in report["facts"] if f["name"] == "effects_reproduced"
+    )
+    assert outside.read_text() == "one\nran\n"
+
+
+async def test_replay_refuses_without_a_sandbox_unless_it_uses_the_recorded_effects(
+    tmp_path, workspace, fake_llm
+):
+    session_id, outside = await record_outside_write(tmp_path, workspace, fake_llm)
+    refused = replay(tmp_path, session_id, "--verify", AGENTLS_BWRAP="")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "sandbox" in refused.stderr and "--recorded-effects" in refused.stderr
+    assert refused.stdout == ""
+    played = replay(tmp_path, session_id, "--verify", "--recorded-effects", AGENTLS_BWRAP="")
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert played.stdout.rstrip().endswith("verified: PASS")
+    assert outside.read_text() == "one\nran\n"
