@@ -80,6 +80,7 @@ async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp
         "same_tool_results": True,
         "files_written_match": True,
         "read_only_wrote_nothing": None,
+        "effects_reproduced": None,
         "same_terminal": True,
     }
     assert [c["name"] for c in report["replay"]["toolCalls"]] == [

@@ -16,7 +16,6 @@ from server.tools.sandbox import probe
 from tests.agent_client import server_env
 from tests.trust_fixture import bash, clone, serve_turn
 
-pytestmark = pytest.mark.xfail(strict=True, reason="replay runs commands on the machine")
 needs_bwrap = pytest.mark.skipif(not probe().available, reason=f"no sandbox: {probe().reason}")
 
 

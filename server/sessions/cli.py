@@ -4,7 +4,8 @@
     agentls sessions show ID [--json]
     agentls sessions search QUERY [--limit N] [--json]
     agentls sessions export ID [-o FILE]          the session's trace as JSONL
-    agentls replay TRACE [--turn ID] [--verify] [--workspace DIR] [--keep] [--json]
+    agentls replay TRACE [--turn ID] [--verify] [--recorded-effects] [--workspace DIR] [--keep]
+                   [--json]
 
 TRACE is an exported JSONL file, a stored session id (its last turn) or a turn id.
 """
@@ -47,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--verify", action="store_true", help="check the replay's facts")
     replay.add_argument("--workspace", help="copy this directory instead of the recorded one")
     replay.add_argument("--keep", action="store_true", help="keep the scratch workspace")
+    replay.add_argument(
+        "--recorded-effects",
+        action="store_true",
+        help="commands, web and MCP calls return their recorded results instead of running",
+    )
     for sub in (listing, show, find, replay):
         sub.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
@@ -151,23 +157,36 @@ def replay_command(args: argparse.Namespace, store: Store, out: TextIO = sys.std
     import anyio
 
     from server.sessions import traces, verify
+    from server.sessions.replay import needs_sandbox
+    from server.tools.sandbox import probe
 
     trace, named_turn = traces.load(args.trace, store)
+    turn_id = args.turn or named_turn
+    sandbox = probe()
+    if not args.recorded_effects and needs_sandbox(trace.turn(turn_id)) and not sandbox.available:
+        print(
+            "agentls: the turn ran commands, and a replay runs them only in a sandbox, which "
+            f"cannot be made here: {sandbox.reason}. --recorded-effects plays their recorded "
+            "results instead.",
+            file=sys.stderr,
+        )
+        return 2
     workspace = Path(args.workspace).resolve() if args.workspace else None
     report = anyio.run(
         lambda: verify.replay(
             trace,
-            args.turn or named_turn,
+            turn_id,
             workspace=workspace,
             check=args.verify,
             keep=args.keep,
+            recorded_effects=args.recorded_effects,
         )
     )
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False), file=out)
     else:
         print(render_report(report, kept=args.keep), file=out)
-    return 1 if report.passed is False else 0
+    return {"failed": 1, "blocked": 3}.get(report.verdict or "", 0)
 
 
 def render_entry(entry: JournalEntry, titles: dict[str, str]) -> str:
@@ -231,15 +250,19 @@ def render_report(report: Any, *, kept: bool) -> str:
     if report.facts is None:
         return "\n".join(lines)
     lines.append("verification:")
+    marks = {"passed": "PASS", "failed": "FAIL", "blocked": "BLOCK", "n/a": "n/a"}
     for fact in report.facts:
-        mark = {True: "PASS", False: "FAIL", None: "n/a "}[fact.passed]
         detail = f": {fact.detail}" if fact.detail else ""
-        lines.append(f"  {mark}  {fact.description}{detail}")
-    failed = [f for f in report.facts if f.passed is False]
-    total = len([f for f in report.facts if f.passed is not None])
-    lines.append(
-        f"FAILED: {len(failed)} of {total} facts do not hold" if failed else "verified: PASS"
-    )
+        lines.append(f"  {marks[fact.status]:<5} {fact.description}{detail}")
+    failed = [f for f in report.facts if f.status == "failed"]
+    blocked = [f for f in report.facts if f.status == "blocked"]
+    total = len([f for f in report.facts if f.status != "n/a"])
+    if failed:
+        lines.append(f"FAILED: {len(failed)} of {total} facts do not hold")
+    elif blocked:
+        lines.append(f"BLOCKED: {len(blocked)} of {total} facts could not be checked")
+    else:
+        lines.append("verified: PASS")
     return "\n".join(lines)
 
 

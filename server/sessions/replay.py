@@ -4,7 +4,9 @@ copy of the workspace.
 The copy is rolled back to how the turn found it: every file the turn (or a later turn) wrote
 gets its content from before the first recorded write (files the turn created are removed).
 Absolute paths of the original workspace in the recorded tool calls point into the copy.
-Permission requests get the answers the user gave; anything the user was not asked is refused.
+Commands run in a sandbox over the copy, the web and MCP servers are not reached
+(`server.sessions.effects`). Permission requests get the answers the user gave; a call the user
+was not asked about is allowed when the original ran it, and refused otherwise.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from protocol.methods import (
 from server.engines.native import NativeEngine
 from server.providers.messages import ToolCallReady
 from server.providers.replay import RecordedCall, ReplayProvider
+from server.sessions.effects import REPLAY_FLAGS, Effects, outcomes, stand_in
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import SessionService
 from server.sessions.traces import SessionTrace, TraceError, TurnTrace
@@ -39,6 +42,8 @@ class ReplayRun:
     updates: list[dict[str, Any]]
     result: PromptResult
     unused_calls: int
+    recorded: list[str]
+    """The calls that returned their recorded result instead of running."""
 
 
 class ReplayChannel:
@@ -52,13 +57,22 @@ class ReplayChannel:
         self.updates: list[dict[str, Any]] = []
         self._permissions = dict(turn.permissions)
         self._questions = list(turn.questions)
+        self._ran = {
+            u["toolCallId"]
+            for u in turn.updates
+            if u.get("kind") == "tool_call_update" and u.get("status") == "in_progress"
+        }
 
     def send_update(self, params: SessionUpdateParams) -> None:
         self.updates.append(params.update.to_wire())
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
-        recorded = self._permissions.pop(params.tool_call.tool_call_id, None)
-        answer = recorded or {"outcome": {"outcome": "cancelled"}}
+        call_id = params.tool_call.tool_call_id
+        recorded = self._permissions.pop(call_id, None)
+        ran = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        answer = recorded or (
+            ran if call_id in self._ran else {"outcome": {"outcome": "cancelled"}}
+        )
         return RequestPermissionResult.model_validate(answer)
 
     async def ask_question(self, params: AskQuestionParams) -> AskQuestionResult:
@@ -138,19 +152,28 @@ def offline_environ() -> dict[str, str]:
     return {**keys, **os.environ}
 
 
-async def run_turn(trace: SessionTrace, turn: TurnTrace, scratch: Path) -> ReplayRun:
+async def run_turn(
+    trace: SessionTrace, turn: TurnTrace, scratch: Path, *, recorded_effects: bool = False
+) -> ReplayRun:
+    """`recorded_effects`: calls that reach out return their recorded results."""
     if trace.session.get("engine", "native") != "native":
         raise TraceError(f"only native-engine turns can be replayed, not {trace.session['engine']}")
     original = str(trace.session["cwd"])
-    provider = ReplayProvider(redirect(turn.calls, original, str(scratch)))
+    calls = redirect(turn.calls, original, str(scratch))
+    provider = ReplayProvider(calls)
     engine = NativeEngine(provider_factory=lambda _settings: provider, environ=offline_environ())
     channel = ReplayChannel(turn)
-    service = SessionService({"native": engine}, channel)
+    service = SessionService({"native": engine}, channel, flags=REPLAY_FLAGS)
+    effects = Effects(outcomes(turn.updates), use_recorded=recorded_effects)
     state = dict(turn.prompt.get("state") or trace.session.get("state") or {})
     history = trace.messages[: int(turn.prompt.get("historyLength", 0))]
     session_id = f"replay_{turn.id}"
     try:
-        await service.open_snapshot(session_id, scratch, "native", {**state, "history": history})
+        session = await service.open_snapshot(
+            session_id, scratch, "native", {**state, "history": history}
+        )
+        handle = session.handle
+        handle.tools = stand_in(handle.tools, called_tools(calls), effects)
         params = {"sessionId": session_id, "prompt": replay_prompt(turn)}
         if turn.prompt.get("options"):
             params["options"] = turn.prompt["options"]
@@ -158,7 +181,18 @@ async def run_turn(trace: SessionTrace, turn: TurnTrace, scratch: Path) -> Repla
     finally:
         await service.close_all()
     updates = rewrite(channel.updates, str(scratch), original)
-    return ReplayRun(updates, result, provider.remaining)
+    return ReplayRun(updates, result, provider.remaining, effects.used)
+
+
+def called_tools(calls: list[RecordedCall]) -> list[str]:
+    return [e.call.name for c in calls for e in c.events if isinstance(e, ToolCallReady)]
+
+
+def needs_sandbox(turn: TurnTrace) -> bool:
+    """Whether replaying `turn` runs commands (which only ever run in a sandbox)."""
+    return any(
+        u.get("kind") == "tool_call" and u.get("toolKind") == "execute" for u in turn.updates
+    )
 
 
 def replay_prompt(turn: TurnTrace) -> list[dict[str, Any]]:

@@ -1,18 +1,21 @@
 """Checking a replayed turn against the recording: a list of declared facts, each holding,
-failing (with where and why), or not applying to this turn.
+failing (with where and why), blocked (it could not be checked: the sandbox or the replay stopped
+what it needed), or not applying to this turn.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from server.sessions.effects import BLOCKED_KEY
 from server.sessions.replay import mapped, prepare_workspace, run_turn
 from server.sessions.traces import SessionTrace
 
@@ -38,14 +41,38 @@ class Call:
     def label(self, index: int) -> str:
         return f"call {index} {self.name} ({self.title})"
 
+    def blocked(self) -> str | None:
+        """What stopped this call in a replay (the sandbox, or the replay itself), or None."""
+        text = f"{self.output or ''}{self.error or ''}"
+        found = _BLOCKED.search(text)
+        if found is None:
+            return None
+        if found.group(1) == BLOCKED_KEY:
+            return json.loads(f'"{found.group(2)}"')
+        what = {"write": "a write outside the workspace", "network": "a network connection"}
+        return f"the sandbox stopped {what.get(found.group(2), found.group(2))}"
+
+
+_BLOCKED = re.compile(rf'"(sandboxBlocked|{BLOCKED_KEY})": "((?:[^"\\]|\\.)*)"')
+FactStatus = Literal["passed", "failed", "blocked", "n/a"]
+
 
 @dataclass
 class Fact:
     name: str
     description: str
     passed: bool | None
-    """None when the fact does not apply to this turn."""
+    """None when the fact does not apply to this turn, or is blocked."""
     detail: str = ""
+    blocked: bool = False
+
+    @property
+    def status(self) -> FactStatus:
+        if self.blocked:
+            return "blocked"
+        if self.passed is None:
+            return "n/a"
+        return "passed" if self.passed else "failed"
 
 
 @dataclass
@@ -59,6 +86,8 @@ class Evidence:
     original_cwd: Path
     scratch: Path
     tree_before: dict[str, str] = field(default_factory=dict)
+    recorded: list[str] = field(default_factory=list)
+    """Calls of the replay that returned their recorded result."""
 
 
 def calls(updates: list[dict[str, Any]]) -> list[Call]:
@@ -104,6 +133,8 @@ def no_new_failures(ev: Evidence) -> Fact:
     old = calls(ev.original)
     for i, b in enumerate(calls(ev.replay), 1):
         before = old[i - 1].status if i <= len(old) else None
+        if b.blocked():
+            continue  # effects_reproduced says so
         if b.status in ("failed", "denied") and before not in ("failed", "denied"):
             return _fail(fact, f"{b.label(i)} {b.status} in the replay: {b.error}")
     return fact
@@ -113,6 +144,8 @@ def same_results(ev: Evidence) -> Fact:
     fact = Fact("same_tool_results", "tools that read the workspace returned the same", True)
     for i, (a, b) in enumerate(zip(calls(ev.original), calls(ev.replay), strict=False), 1):
         if a.kind in VOLATILE_KINDS or a.status != "completed" or b.status != "completed":
+            continue
+        if b.blocked():
             continue
         if a.output != b.output:
             where = _first_difference(a.output or "", b.output or "")
@@ -152,6 +185,34 @@ def read_only(ev: Evidence) -> Fact:
     return fact
 
 
+def effects_reproduced(ev: Evidence) -> Fact:
+    fact = Fact(
+        "effects_reproduced",
+        "commands and calls beyond the workspace ran as recorded",
+        True,
+    )
+    reaching = [
+        (i, c)
+        for i, c in enumerate(calls(ev.replay), 1)
+        if c.kind in VOLATILE_KINDS or c.id in ev.recorded or c.blocked()
+    ]
+    if not reaching:
+        return Fact(fact.name, fact.description, None, "the turn ran no commands")
+    stopped = [(i, c, why) for i, c in reaching if (why := c.blocked())]
+    if stopped:
+        i, call, why = stopped[0]
+        more = f" (and {len(stopped) - 1} more)" if len(stopped) > 1 else ""
+        fact.passed, fact.blocked = None, True
+        fact.detail = f"{call.label(i)}: {why}{more}"
+        return fact
+    played = len([c for _, c in reaching if c.id in ev.recorded])
+    ran = len(reaching) - played
+    parts = [f"{ran} ran in the sandbox"] if ran else []
+    parts += [f"{played} recorded results played"] if played else []
+    fact.detail = ", ".join(parts)
+    return fact
+
+
 def same_terminal(ev: Evidence) -> Fact:
     fact = Fact("same_terminal", "the turn ended the same way", True)
     a, b = ev.original_terminal, ev.replay_terminal
@@ -172,6 +233,7 @@ FACTS: list[Callable[[Evidence], Fact]] = [
     same_results,
     files_match,
     read_only,
+    effects_reproduced,
     same_terminal,
 ]
 
@@ -222,11 +284,23 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def verdict(self) -> Literal["passed", "failed", "blocked"] | None:
+        """`failed` when a fact fails; else `blocked` when one could not be checked."""
+        if self.facts is None:
+            return None
+        statuses = {f.status for f in self.facts}
+        return (
+            "failed" if "failed" in statuses else "blocked" if "blocked" in statuses else "passed"
+        )
+
+    @property
     def passed(self) -> bool | None:
-        return None if self.facts is None else all(f.passed is not False for f in self.facts)
+        return None if self.facts is None else self.verdict == "passed"
 
     def to_json(self) -> dict[str, Any]:
-        facts = None if self.facts is None else [vars(f) for f in self.facts]
+        facts = (
+            None if self.facts is None else [{**vars(f), "status": f.status} for f in self.facts]
+        )
         return {
             "sessionId": self.session_id,
             "turnId": self.turn_id,
@@ -234,6 +308,7 @@ class Report:
             "original": self.original,
             "replay": self.replay,
             "verified": self.passed,
+            "verdict": self.verdict,
             "facts": facts,
             "notes": self.notes,
         }
@@ -257,9 +332,11 @@ async def replay(
     workspace: Path | None = None,
     check: bool = True,
     keep: bool = False,
+    recorded_effects: bool = False,
 ) -> Report:
     """Re-run a recorded turn in a scratch copy of `workspace` (default: the session's own
-    workspace) and, with `check`, verify it. The copy is removed unless `keep`."""
+    workspace) and, with `check`, verify it. The copy is removed unless `keep`.
+    `recorded_effects`: calls that reach beyond the copy return their recorded results."""
     turn = trace.turn(turn_id)
     original = Path(trace.session["cwd"])
     scratch = Path(tempfile.mkdtemp(prefix="agentls-replay-")) / original.name
@@ -268,13 +345,13 @@ async def replay(
             workspace or original, original, scratch, trace.turns_from(turn.id)
         )
         before = tree(scratch) if check else {}
-        run = await run_turn(trace, turn, scratch)
+        run = await run_turn(trace, turn, scratch, recorded_effects=recorded_effects)
         terminal = run.result.to_wire()
         recorded = turn.terminal or {"terminal": "running"}
         if run.unused_calls:
             notes.append(f"{run.unused_calls} recorded model calls were not used")
         evidence = Evidence(
-            turn.updates, run.updates, recorded, terminal, original, scratch, before
+            turn.updates, run.updates, recorded, terminal, original, scratch, before, run.recorded
         )
         return Report(
             session_id=trace.session.get("id", ""),

@@ -328,14 +328,15 @@ class Bash(Tool):
 
 def command_sandbox(ctx: ToolContext, *, outside: bool) -> Sandbox | None:
     """The sandbox a command runs in; None to run it on the machine. A session that requires
-    one refuses commands when it cannot be had."""
+    one refuses commands when it cannot be had, and runs inside it even those allowed out (a
+    replay: what the sandbox stops shows as `sandboxBlocked`)."""
     sandbox = ctx.sandbox
     if sandbox is None:
         return None
-    if sandbox.settings.required and not sandbox.active:
-        raise ToolError(f"Commands need a sandbox here and none can be made: {sandbox.missing}")
-    if outside and sandbox.settings.required:
-        raise ToolError("Commands cannot leave the sandbox here.")
+    if sandbox.settings.required:
+        if not sandbox.active:
+            raise ToolError(f"Commands need a sandbox here and none can be made: {sandbox.missing}")
+        return sandbox
     return None if outside else sandbox
 
 
