@@ -112,6 +112,64 @@ async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp
     assert lines[-1] == "FAILED: 1 of 5 facts do not hold"
 
 
+async def test_a_case_file_declares_more_facts_for_verify(tmp_path, workspace):
+    session_id, _ = await record_turn(tmp_path, workspace)
+    holds = tmp_path / "holds.json"
+    holds.write_text(
+        json.dumps(
+            {
+                "tools": ["read_file", "write_file", "edit_file"],
+                "toolsInclude": ["read_file", "edit_file"],
+                "changed": ["notes.md", "out.txt"],
+                "unchanged": ["config.txt"],
+                "writableOnly": ["*.md", "out.txt"],
+                "answerContains": ["marked the notes final"],
+            }
+        )
+    )
+    passed = agentls(tmp_path, "replay", session_id, "--case", str(holds), "--json")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    report = json.loads(passed.stdout)
+    declared = {f["name"]: f["status"] for f in report["facts"] if f["name"].startswith("case.")}
+    assert declared == {
+        "case.tools": "passed",
+        "case.toolsInclude": "passed",
+        "case.changed": "passed",
+        "case.unchanged": "passed",
+        "case.writableOnly": "passed",
+        "case.answerContains": "passed",
+    }
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(
+        json.dumps(
+            {
+                "toolsInclude": ["edit_file", "read_file"],
+                "unchanged": ["notes.md"],
+                "writableOnly": ["*.md"],
+                "answerContains": ["tests pass"],
+            }
+        )
+    )
+    failed = agentls(tmp_path, "replay", session_id, "--case", str(broken))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    lines = [line for line in failed.stdout.splitlines() if line.startswith("  FAIL")]
+    assert lines == [
+        "  FAIL  the tools called include edit_file, read_file: read_file is not called (in "
+        "this order); called: read_file, write_file, edit_file",
+        "  FAIL  notes.md did not change: notes.md changed",
+        "  FAIL  only files matching *.md changed: out.txt changed, outside them",
+        "  FAIL  the answer contains 'tests pass': the answer lacks 'tests pass'",
+    ]
+    assert failed.stdout.rstrip().endswith("FAILED: 4 of 9 facts do not hold")
+
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"tool": ["read_file"]}))
+    refused = agentls(tmp_path, "replay", session_id, "--case", str(wrong))
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert f"unknown keys in the case file {wrong}: tool" in refused.stderr
+
+
 async def test_sessions_commands_print_for_people(tmp_path, workspace):
     session_id, _ = await record_turn(tmp_path, workspace)
     listing = agentls(tmp_path, "sessions", "list")

@@ -63,9 +63,16 @@ async def test_replay_runs_commands_in_the_sandbox_and_reports_a_stopped_write_a
     assert "call 2 bash" in blocked["detail"] and "write" in blocked["detail"]
     assert facts(report)["no_new_tool_failures"] == "passed"
 
-    shown = replay(tmp_path, session_id, "--verify")
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps({"changed": ["notes.txt"], "toolsInclude": ["bash"]}))
+    shown = replay(tmp_path, session_id, "--case", str(case))
+    assert "  PASS  the tools called include bash" in shown.stdout
+    assert (
+        "  BLOCK notes.txt changed: notes.txt did not change; 1 blocked call may have done it"
+        in shown.stdout
+    )
     assert shown.returncode == 3
-    assert shown.stdout.rstrip().splitlines()[-1].startswith("BLOCKED: 1 of")
+    assert shown.stdout.rstrip().splitlines()[-1] == "BLOCKED: 2 of 7 facts could not be checked"
     assert outside.read_text() == "one\nran\n"
 
 

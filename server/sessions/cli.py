@@ -4,8 +4,8 @@
     agentls sessions show ID [--json]
     agentls sessions search QUERY [--limit N] [--json]
     agentls sessions export ID [-o FILE]          the session's trace as JSONL
-    agentls replay TRACE [--turn ID] [--verify] [--recorded-effects] [--workspace DIR] [--keep]
-                   [--json]
+    agentls replay TRACE [--turn ID] [--verify] [--case FILE] [--recorded-effects]
+                   [--workspace DIR] [--keep] [--json]
 
 TRACE is an exported JSONL file, a stored session id (its last turn) or a turn id.
 """
@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--verify", action="store_true", help="check the replay's facts")
     replay.add_argument("--workspace", help="copy this directory instead of the recorded one")
     replay.add_argument("--keep", action="store_true", help="keep the scratch workspace")
+    replay.add_argument(
+        "--case", metavar="FILE", help="declared facts to verify too (JSON); implies --verify"
+    )
     replay.add_argument(
         "--recorded-effects",
         action="store_true",
@@ -157,9 +160,11 @@ def replay_command(args: argparse.Namespace, store: Store, out: TextIO = sys.std
     import anyio
 
     from server.sessions import traces, verify
+    from server.sessions.cases import case_facts, load_case
     from server.sessions.replay import needs_sandbox
     from server.tools.sandbox import probe
 
+    case = load_case(Path(args.case)) if args.case else None
     trace, named_turn = traces.load(args.trace, store)
     turn_id = args.turn or named_turn
     sandbox = probe()
@@ -177,9 +182,10 @@ def replay_command(args: argparse.Namespace, store: Store, out: TextIO = sys.std
             trace,
             turn_id,
             workspace=workspace,
-            check=args.verify,
+            check=args.verify or case is not None,
             keep=args.keep,
             recorded_effects=args.recorded_effects,
+            more_facts=(lambda ev: case_facts(case, ev)) if case is not None else None,
         )
     )
     if args.json:

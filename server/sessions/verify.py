@@ -333,10 +333,12 @@ async def replay(
     check: bool = True,
     keep: bool = False,
     recorded_effects: bool = False,
+    more_facts: Callable[[Evidence], list[Fact]] | None = None,
 ) -> Report:
     """Re-run a recorded turn in a scratch copy of `workspace` (default: the session's own
     workspace) and, with `check`, verify it. The copy is removed unless `keep`.
-    `recorded_effects`: calls that reach beyond the copy return their recorded results."""
+    `recorded_effects`: calls that reach beyond the copy return their recorded results;
+    `more_facts`: declared facts checked after the built-in ones (a case file)."""
     turn = trace.turn(turn_id)
     original = Path(trace.session["cwd"])
     scratch = Path(tempfile.mkdtemp(prefix="agentls-replay-")) / original.name
@@ -359,7 +361,9 @@ async def replay(
             workspace=str(scratch),
             original=summary(turn.updates, recorded),
             replay=summary(run.updates, terminal),
-            facts=verify(evidence) if check else None,
+            facts=[*verify(evidence), *(more_facts(evidence) if more_facts else [])]
+            if check
+            else None,
             notes=notes,
         )
     finally:
