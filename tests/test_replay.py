@@ -90,6 +90,17 @@ async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp
     ]
     assert (workspace / "notes.md").read_text() == "status: final\n"  # the original is untouched
 
+    stored = report["replaySessionId"]  # the replay's own trace: stored, exported, replayable
+    assert stored.startswith(f"replay_{turn_id}_")
+    again = agentls(tmp_path, "replay", stored, "--workspace", str(workspace), "--verify")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.rstrip().endswith("verified: PASS")
+    assert "\n  stored as       replay_turn_" in again.stdout  # stored in its turn
+    replayed_rows = agentls(tmp_path, "sessions", "export", stored).stdout.splitlines()
+    assert {"prompt", "provider_request", "provider_response"} <= {
+        json.loads(line).get("kind") for line in replayed_rows
+    }
+
     trace = tmp_path / "trace.jsonl"
     assert agentls(tmp_path, "sessions", "export", session_id, "-o", str(trace)).returncode == 0
     kinds = {json.loads(line).get("kind") for line in trace.read_text().splitlines()}
@@ -205,3 +216,69 @@ async def test_the_replay_provider_plays_calls_in_order_then_refuses():
     with pytest.raises(ProviderError, match="no recorded model call left"):
         async for _ in provider.stream(request):
             pass
+
+
+async def test_the_replay_provider_gives_each_subagent_its_own_recorded_calls():
+    calls = [
+        RecordedCall([TextDelta("a1")], subagent="call_a"),
+        RecordedCall([TextDelta("b1")], subagent="call_b"),
+        RecordedCall([TextDelta("top")]),
+        RecordedCall([TextDelta("a2")], subagent="call_a"),
+    ]
+    asking: list[str | None] = ["call_b", "call_a", "call_a", None]
+    provider = ReplayProvider(calls, asking=lambda: asking[0])
+    request = ModelRequest(model="m", system="", messages=[])
+    played = []
+    while asking:
+        played += [e.text async for e in provider.stream(request)]
+        asking.pop(0)
+    assert played == ["b1", "a1", "a2", "top"]
+
+
+async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it(
+    tmp_path, workspace
+):
+    (workspace / "config.txt").write_text("retries = 3\n")
+    task = {"description": "look", "prompt": "read config.txt", "subagent_type": "explorer"}
+    with FakeModelServer() as fake:
+        llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}
+        write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}})
+        fake.script(
+            Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
+            Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
+            Reply(text="retries is 3"),
+            Reply(text="The subagent found retries = 3."),
+        )
+        client = AgentClient()
+        await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
+        try:
+            await client.initialize()
+            session = await client.call("session/new", {"cwd": str(workspace)})
+            result = await client.call(
+                "session/prompt",
+                {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
+            )
+        finally:
+            await client.close()
+    assert result["terminal"] == "completed", result
+    exported = agentls(tmp_path, "sessions", "export", session["sessionId"])
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    tags = [
+        (r["kind"], r["data"].get("subagent"))
+        for r in rows
+        if r.get("kind") in ("provider_request", "provider_response")
+    ]
+    sub = {"id": "call_task", "profile": "explorer", "parentToolCallId": "call_task"}
+    assert tags == [
+        ("provider_request", None),
+        ("provider_response", None),
+        ("provider_request", sub),
+        ("provider_response", sub),
+        ("provider_request", sub),
+        ("provider_response", sub),
+        ("provider_request", None),
+        ("provider_response", None),
+    ]
+    replayed = agentls(tmp_path, "replay", session["sessionId"], "--verify")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.rstrip().endswith("verified: PASS")

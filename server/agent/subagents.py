@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, assert_never
 
@@ -46,6 +47,23 @@ from server.turn import TurnSink
 log = logging.getLogger(__name__)
 
 EDIT_KINDS = ("edit", "delete", "move")
+
+
+@dataclass(frozen=True)
+class RunningSubagent:
+    """The subagent whose loop is running in this context (traces tag its model calls)."""
+
+    id: str
+    profile: str
+    parent_tool_call_id: str
+
+    def to_trace(self) -> dict[str, str]:
+        return {"id": self.id, "profile": self.profile, "parentToolCallId": self.parent_tool_call_id}
+
+
+running_subagent: ContextVar[RunningSubagent | None] = ContextVar(
+    "agentls_running_subagent", default=None
+)
 
 
 def spawn(
@@ -103,6 +121,7 @@ async def run_child(
     escapes (after the client is told the subagent was aborted)."""
     status: Status = "aborted"
     note = "The subagent was cancelled before it finished."
+    token = running_subagent.set(RunningSubagent(up.id, up.profile, up.id))
     try:
         outcome = await run_turn(child, Message("user", [TextPart(prompt)]), up)
         status, note = "completed", ""
@@ -112,6 +131,7 @@ async def run_child(
         log.warning("subagent %s failed: %s", up.id, exc)
         status, note = "failed", f"The subagent failed: {exc or type(exc).__name__}"
     finally:
+        running_subagent.reset(token)
         absorb(parent, child)
         report = Report(status, summarize(child, status, note), up.output_files)
         up.status(status, report.summary, report.output_files)

@@ -186,6 +186,7 @@ def replay_command(args: argparse.Namespace, store: Store, out: TextIO = sys.std
             keep=args.keep,
             recorded_effects=args.recorded_effects,
             more_facts=(lambda ev: case_facts(case, ev)) if case is not None else None,
+            store=Store.open_default(),
         )
     )
     if args.json:
@@ -243,6 +244,8 @@ def render_report(report: Any, *, kept: bool) -> str:
     lines = [f"replay of {report.turn_id} (session {report.session_id})"]
     where = "kept" if kept else "removed"
     lines.append(f"  workspace copy  {report.workspace} ({where})")
+    if report.stored_as:
+        lines.append(f"  stored as       {report.stored_as}")
     for side in ("original", "replay"):
         data = getattr(report, side)
         error = f": {data['error']}" if data.get("error") else ""

@@ -3,7 +3,8 @@
 `recording_factory(create_provider)` wraps every provider a native session builds. While the
 session service runs a turn it sets `current_turn` (a context variable, so concurrent turns never
 mix); each model call then writes a `provider_request` and a `provider_response` trace row
-(every stream event, or the error that ended the call). Outside a traced turn the wrapper only
+(every stream event, or the error that ended the call); a subagent's calls carry `subagent`
+(its id, profile and the `task` call that started it). Outside a traced turn the wrapper only
 passes through.
 """
 
@@ -16,6 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from server.agent.subagents import running_subagent
 from server.providers.base import Provider, ProviderFactory, ProviderSettings
 from server.providers.codec import request_to_dict, to_dict
 from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
@@ -60,11 +62,13 @@ class RecordingProvider:
         reused = self._reused(request.messages)
         self._previous = list(request.messages)
         trace = target.store.record_trace
+        subagent = running_subagent.get()
+        who = {"subagent": subagent.to_trace()} if subagent else {}
         trace(
             target.session_id,
             target.turn_id,
             "provider_request",
-            request_to_dict(request, reused=reused),
+            {**request_to_dict(request, reused=reused), **who},
         )
         started = time.monotonic()
         events: list[dict[str, Any]] = []
@@ -87,7 +91,7 @@ class RecordingProvider:
                 target.session_id,
                 target.turn_id,
                 "provider_response",
-                {"events": events, **outcome},
+                {"events": events, **outcome, **who},
             )
 
     def _reused(self, messages: list[Message]) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,15 @@ from protocol.methods import (
     RequestPermissionResult,
     SessionUpdateParams,
 )
+from server.agent.subagents import running_subagent
 from server.engines.native import NativeEngine
 from server.providers.messages import ToolCallReady
 from server.providers.replay import RecordedCall, ReplayProvider
 from server.sessions.effects import REPLAY_FLAGS, Effects, outcomes, stand_in
 from server.sessions.model import ClientCapabilities
+from server.sessions.recording import recording_factory
 from server.sessions.service import SessionService
+from server.sessions.store import Store
 from server.sessions.traces import SessionTrace, TraceError, TurnTrace
 
 
@@ -44,6 +48,8 @@ class ReplayRun:
     unused_calls: int
     recorded: list[str]
     """The calls that returned their recorded result instead of running."""
+    session_id: str
+    """The replay's own stored session (its trace can be exported and replayed in turn)."""
 
 
 class ReplayChannel:
@@ -153,27 +159,37 @@ def offline_environ() -> dict[str, str]:
 
 
 async def run_turn(
-    trace: SessionTrace, turn: TurnTrace, scratch: Path, *, recorded_effects: bool = False
+    trace: SessionTrace,
+    turn: TurnTrace,
+    scratch: Path,
+    *,
+    recorded_effects: bool = False,
+    store: Store | None = None,
 ) -> ReplayRun:
-    """`recorded_effects`: calls that reach out return their recorded results."""
+    """`recorded_effects`: calls that reach out return their recorded results. With a `store`
+    (which the replay then owns and closes) the replay is stored as a session of its own."""
     if trace.session.get("engine", "native") != "native":
         raise TraceError(f"only native-engine turns can be replayed, not {trace.session['engine']}")
     original = str(trace.session["cwd"])
     calls = redirect(turn.calls, original, str(scratch))
-    provider = ReplayProvider(calls)
-    engine = NativeEngine(provider_factory=lambda _settings: provider, environ=offline_environ())
+    provider = ReplayProvider(calls, asking=asking_subagent)
+    engine = NativeEngine(
+        provider_factory=recording_factory(lambda _settings: provider), environ=offline_environ()
+    )
     channel = ReplayChannel(turn)
-    service = SessionService({"native": engine}, channel, flags=REPLAY_FLAGS)
+    service = SessionService({"native": engine}, channel, flags=REPLAY_FLAGS, store=store)
     effects = Effects(outcomes(turn.updates), use_recorded=recorded_effects)
     state = dict(turn.prompt.get("state") or trace.session.get("state") or {})
     history = trace.messages[: int(turn.prompt.get("historyLength", 0))]
-    session_id = f"replay_{turn.id}"
+    session_id = f"replay_{turn.id}_{uuid.uuid4().hex[:6]}"
     try:
         session = await service.open_snapshot(
             session_id, scratch, "native", {**state, "history": history}
         )
         handle = session.handle
         handle.tools = stand_in(handle.tools, called_tools(calls), effects)
+        if service.recorder:
+            service.recorder.created(session, None)
         params = {"sessionId": session_id, "prompt": replay_prompt(turn)}
         if turn.prompt.get("options"):
             params["options"] = turn.prompt["options"]
@@ -181,7 +197,12 @@ async def run_turn(
     finally:
         await service.close_all()
     updates = rewrite(channel.updates, str(scratch), original)
-    return ReplayRun(updates, result, provider.remaining, effects.used)
+    return ReplayRun(updates, result, provider.remaining, effects.used, session_id)
+
+
+def asking_subagent() -> str | None:
+    running = running_subagent.get()
+    return running.id if running else None
 
 
 def called_tools(calls: list[RecordedCall]) -> list[str]:

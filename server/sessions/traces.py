@@ -151,4 +151,5 @@ def _recorded_call(data: dict[str, Any]) -> RecordedCall:
         error=error.get("message"),
         status=error.get("status"),
         retryable=bool(error.get("retryable")),
+        subagent=(data.get("subagent") or {}).get("id"),
     )

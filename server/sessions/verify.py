@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from server.sessions.effects import BLOCKED_KEY
 from server.sessions.replay import mapped, prepare_workspace, run_turn
+from server.sessions.store import Store
 from server.sessions.traces import SessionTrace
 
 WRITING_KINDS = ("edit", "delete", "move", "execute")
@@ -282,6 +283,8 @@ class Report:
     replay: dict[str, Any]
     facts: list[Fact] | None
     notes: list[str] = field(default_factory=list)
+    stored_as: str | None = None
+    """The replay's own stored session."""
 
     @property
     def verdict(self) -> Literal["passed", "failed", "blocked"] | None:
@@ -311,6 +314,7 @@ class Report:
             "verdict": self.verdict,
             "facts": facts,
             "notes": self.notes,
+            "replaySessionId": self.stored_as,
         }
 
 
@@ -334,11 +338,13 @@ async def replay(
     keep: bool = False,
     recorded_effects: bool = False,
     more_facts: Callable[[Evidence], list[Fact]] | None = None,
+    store: Store | None = None,
 ) -> Report:
     """Re-run a recorded turn in a scratch copy of `workspace` (default: the session's own
     workspace) and, with `check`, verify it. The copy is removed unless `keep`.
     `recorded_effects`: calls that reach beyond the copy return their recorded results;
-    `more_facts`: declared facts checked after the built-in ones (a case file)."""
+    `more_facts`: declared facts checked after the built-in ones (a case file); `store`: where
+    the replay is stored as a session of its own (the replay closes it)."""
     turn = trace.turn(turn_id)
     original = Path(trace.session["cwd"])
     scratch = Path(tempfile.mkdtemp(prefix="agentls-replay-")) / original.name
@@ -347,7 +353,9 @@ async def replay(
             workspace or original, original, scratch, trace.turns_from(turn.id)
         )
         before = tree(scratch) if check else {}
-        run = await run_turn(trace, turn, scratch, recorded_effects=recorded_effects)
+        run = await run_turn(
+            trace, turn, scratch, recorded_effects=recorded_effects, store=store
+        )
         terminal = run.result.to_wire()
         recorded = turn.terminal or {"terminal": "running"}
         if run.unused_calls:
@@ -365,6 +373,7 @@ async def replay(
             if check
             else None,
             notes=notes,
+            stored_as=run.session_id if store is not None else None,
         )
     finally:
         if not keep:
