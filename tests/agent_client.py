@@ -69,8 +69,9 @@ class AgentClient(BaseLanguageClient):
             answer = self.on_question(params)
             return await answer if asyncio.iscoroutine(answer) else answer
 
-    async def start(self, env: dict[str, str], *args: str) -> None:
-        await self.start_io(sys.executable, "-m", "server.cli", "serve", *args, env=env)
+    async def start(self, env: dict[str, str], *args: str, **spawn: Any) -> None:
+        """`spawn`: more arguments for the process (e.g. `preexec_fn`)."""
+        await self.start_io(sys.executable, "-m", "server.cli", "serve", *args, env=env, **spawn)
         self._async_tasks.append(asyncio.create_task(self._drain_stderr()))
 
     async def _drain_stderr(self) -> None:
@@ -167,12 +168,18 @@ def use_fake_model(
 
 
 async def start(
-    tmp_path: Path, workspace: Path, fake_llm: FakeModelServer, provider: str = "openai", **config
+    tmp_path: Path,
+    workspace: Path,
+    fake_llm: FakeModelServer,
+    provider: str = "openai",
+    spawn: dict[str, Any] | None = None,
+    **config,
 ) -> AgentClient:
     """`agentls serve` (not yet initialized) for a workspace that uses the fake model."""
     use_fake_model(workspace, fake_llm, provider, **config)
     client = AgentClient()
-    await client.start(server_env(tmp_path, **{FAKE_MODELS[provider][1]: "test-key"}))
+    env = server_env(tmp_path, **{FAKE_MODELS[provider][1]: "test-key"})
+    await client.start(env, **(spawn or {}))
     return client
 
 
