@@ -350,15 +350,15 @@ def attached_images(paths: list[str], cwd: Path) -> list[dict[str, Any]]:
 
 
 def on_signals(run: Callable[[], int]) -> int:
-    """Run a door so that SIGTERM and SIGHUP end it as Ctrl-C does: the event loop cancels the
-    door, running turns end `aborted` (stored, their commands' process groups killed), then
-    the process exits 128 + the signal number (143, 129; 130 for SIGINT). SIGUSR1 writes the
-    process's thread and task stacks to stderr and goes on."""
+    """Run a door so that SIGINT, SIGTERM and SIGHUP end it: once its event loop runs, the door
+    handles them itself (running turns end `aborted`, stored, their commands' process groups
+    killed); before that they stop the start. The process exits 128 + the signal number (130,
+    143, 129). SIGUSR1 writes the process's thread and task stacks to stderr and goes on."""
     received: list[int] = []
 
     def forward(signum: int, frame: Any) -> None:
         received.append(signum)
-        signal.raise_signal(signal.SIGINT)  # asyncio's own SIGINT handler cancels the main task
+        raise KeyboardInterrupt
 
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):

@@ -28,7 +28,7 @@ from server.frontends.jsonrpc_channel import JsonRpcChannel
 from server.frontends.jsonrpc_handlers import Handlers, bind, handler_name
 from server.frontends.jsonrpc_transport import CoalescingWriter, is_notification
 from server.frontends.lsp_frames import BadFrame, read_frames
-from server.frontends.stdio import StdinChunks
+from server.frontends.stdio import StdinChunks, cancel_on_signals
 from server.sessions.service import SessionService
 
 log = logging.getLogger(__name__)
@@ -155,8 +155,17 @@ class AgentlsServer(LanguageServer):
 
 def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> int:
     server = AgentlsServer(service_factory)
+    received: list[int] = []
+
+    async def main() -> None:
+        cancel_on_signals(asyncio.current_task(), received)
+        await server.serve(sys.stdin.buffer, sys.stdout.buffer)
+
     try:
-        asyncio.run(server.serve(sys.stdin.buffer, sys.stdout.buffer))
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        if not received:
+            raise
     except SystemExit as exc:
         return int(exc.code or 0)
     except KeyboardInterrupt:
@@ -164,4 +173,4 @@ def run_stdio(service_factory: Callable[[JsonRpcChannel], SessionService]) -> in
     except BrokenPipeError:
         log.warning("the client went away")
         return 0
-    return 0
+    return 128 + received[0] if received else 0

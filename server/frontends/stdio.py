@@ -8,9 +8,34 @@ import itertools
 import json
 import os
 import re
+import signal
 import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def cancel_on_signals(task: asyncio.Task | None, received: list[int]) -> None:
+    """SIGINT, SIGTERM and SIGHUP cancel `task` (the door's main task: its turns end `aborted`,
+    stored, their commands killed) and are appended to `received`; a second one stops at once.
+    Handled whatever the process inherited: a background job of a non-interactive shell starts
+    with SIGINT ignored."""
+    loop = asyncio.get_running_loop()
+
+    def handle(signum: int) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            raise KeyboardInterrupt
+        if task is not None:
+            task.cancel()
+
+    for name in STOP_SIGNALS:
+        if hasattr(signal, name):
+            try:
+                loop.add_signal_handler(getattr(signal, name), handle, getattr(signal, name))
+            except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
+                pass
 
 
 class StdinChunks:
