@@ -51,7 +51,8 @@ The lifecycle is plain LSP, so `vscode-languageclient`, LSP4J and similar client
    the client sends the `exit` notification and closes the server's stdin. The server also
    exits when its stdin ends.
 5. SIGTERM, SIGINT and SIGHUP end the process the same way (running turns end `aborted` and are
-   stored so, commands' process groups are killed), with exit code 143, 130 and 129.
+   stored so, commands' process groups are killed), with exit code 143, 130 and 129, also when
+   the server was started with SIGINT ignored (as a background job of a script is).
 
 ```json
 {initialize_request}
