@@ -13,6 +13,7 @@ SLOW = {
 }
 OPTIONAL = {
     "peer": "no peer CLI installed",
+    "sandbox": "no sandbox can be made here (bubblewrap)",
     "local": "the local model is not installed",
     "local-eval": "the local model is not installed",
 }
