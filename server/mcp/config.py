@@ -51,6 +51,8 @@ class ServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
     startup_timeout: float = STARTUP_TIMEOUT
     tool_timeout: float = TOOL_TIMEOUT
+    sandbox: tuple[str, bool] | None = None
+    """(mode, network) of the command sandbox a stdio server opted into; None: none."""
     state: State = "enabled"
     problem: str | None = None
     """Why the server does not start (a bad entry, not trusted, disabled)."""
@@ -151,6 +153,8 @@ def _parse_entry(base: ServerConfig, entry: Any, cwd: Path) -> ServerConfig:
         problem="disabled in the configuration" if entry.get("disabled") else None,
     )
     if kind in HTTP_TYPES:
+        if entry.get("sandbox") not in (None, False, "off"):
+            raise ValueError("sandbox applies to stdio servers (commands), not to http ones")
         url = _text(entry, "url")
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be an http(s) URL, not {url!r}")
@@ -167,7 +171,24 @@ def _parse_entry(base: ServerConfig, entry: Any, cwd: Path) -> ServerConfig:
         args=tuple(args),
         env=_strings(entry, "env"),
         cwd=str(cwd / Path(workdir).expanduser()) if isinstance(workdir, str) else base.cwd,
+        sandbox=_sandbox(entry.get("sandbox")),
     )
+
+
+def _sandbox(value: Any) -> tuple[str, bool] | None:
+    """A stdio server's opt-in: `true` (workspace-write, no network), a mode name, or
+    `{mode, network}`; `false` / `"off"` / absent: none."""
+    if value in (None, False, "off"):
+        return None
+    if value is True:
+        return ("workspace-write", False)
+    raw = {"mode": value} if isinstance(value, str) else value
+    if not isinstance(raw, Mapping) or set(raw) - {"mode", "network"}:
+        raise ValueError(f"sandbox must be true, a mode or {{mode, network}}, not {value!r}")
+    mode, network = raw.get("mode", "workspace-write"), raw.get("network", False)
+    if mode not in ("workspace-write", "read-only", "off") or not isinstance(network, bool):
+        raise ValueError(f"sandbox must be true, a mode or {{mode, network}}, not {value!r}")
+    return None if mode == "off" else (mode, network)
 
 
 def _text(entry: Mapping[str, Any], key: str) -> str:

@@ -19,7 +19,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
 import anyio
 import httpx2
@@ -30,8 +30,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
 
+from protocol.methods import SandboxMode
 from server import __version__
 from server.mcp.config import ServerConfig
+from server.tools.sandbox import Sandbox, SandboxSettings, probe
 from server.tools.spawn import marked
 
 log = logging.getLogger(__name__)
@@ -155,14 +157,27 @@ class McpConnection:
             async with client, streamable_http_client(config.url, http_client=client) as streams:
                 yield streams
             return
+        argv, env = [config.command, *config.args], marked(config.env or {})
+        sandbox = None
+        if config.sandbox is not None:
+            mode, network = config.sandbox
+            settings = SandboxSettings(mode=cast(SandboxMode, mode), network=network)
+            sandbox = Sandbox(settings, self.root, probe())
+            if not sandbox.active:
+                raise SandboxUnavailable(
+                    f"the server asks for a sandbox and none can be made: {sandbox.missing}"
+                )
+            argv = sandbox.wrap(argv, cwd=Path(config.cwd or self.root))
+            env = sandbox.environment(env)
         params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=marked(config.env or {}),
-            cwd=config.cwd or None,
+            command=argv[0], args=argv[1:], env=env, cwd=config.cwd or None
         )
-        async with stdio_client(params, errlog=errlog) as streams:
-            yield streams
+        try:
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
+        finally:
+            if sandbox is not None:
+                sandbox.close()
 
     async def _roots(self, context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=FileUrl(self.root.as_uri()), name="workspace")])
@@ -213,9 +228,15 @@ class McpConnection:
             text = f"did not start within {self.config.startup_timeout:g} s"
         elif isinstance(leaf, FileNotFoundError) and self.config.transport == "stdio":
             text = f"command not found: {self.config.command}"
+        elif isinstance(leaf, SandboxUnavailable):
+            return str(leaf)
         else:
             text = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
         return text + self._stderr()
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
 
 
 class EofWatch(ObjectReceiveStream[Any]):
