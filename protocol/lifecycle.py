@@ -57,7 +57,9 @@ class SandboxStatus(WireModel):
     configured: Literal["workspace-write", "read-only", "off"]
     """What the configuration (user config, environment, flags) asks for."""
     network: bool
-    """Whether sandboxed commands may use the network."""
+    """Whether sandboxed commands may use the network (all of it)."""
+    allowed_hosts: list[str] | None = None
+    """With the network off, the hosts commands may still reach through agentls's proxy."""
     auto_allow: bool
     """Whether a sandboxed command runs without a permission request in `default` and
     `acceptEdits` (commands that visibly leave the sandbox still ask)."""

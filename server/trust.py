@@ -135,12 +135,26 @@ def _narrowed_sandbox(mine: Any, theirs: Any, ignored: list[str]) -> dict[str, A
     if "mode" in kept and SANDBOX_STRICTNESS.get(mode, -1) < SANDBOX_STRICTNESS.get(base_mode, 1):
         del kept["mode"]
         ignored.append(f"sandbox.mode ({mode})")
+    hosts = kept.get("network")
+    if isinstance(hosts, list) and not _hosts_within(hosts, mine.get("network", False)):
+        del kept["network"]
+        ignored.append("sandbox.network (hosts the user does not allow)")
     for key, loose in (("network", True), ("autoAllow", True), ("required", False)):
         default = {"network": False, "autoAllow": True, "required": False}[key]
         if key in kept and kept[key] == loose and mine.get(key, default) != loose:
             del kept[key]
             ignored.append(f"sandbox.{key} ({loose})")
     return kept
+
+
+def _hosts_within(hosts: list[Any], mine: Any) -> bool:
+    """Whether a project's host list only narrows the user's `sandbox.network`."""
+    if mine is True:
+        return True
+    if not isinstance(mine, list):
+        return False
+    allowed = [h for h in mine if isinstance(h, str)]
+    return all(isinstance(h, str) and _domain_within(h, allowed) for h in hosts)
 
 
 def _domain_within(entry: str, allowed: list[str]) -> bool:

@@ -104,6 +104,75 @@ async def test_the_network_is_off_inside_unless_configured(tmp_path, workspace, 
 
 
 @needs_bwrap
+async def test_a_list_of_hosts_lets_commands_reach_those_alone_through_the_proxy(
+    tmp_path, workspace, fake_llm, canary
+):
+    clone(workspace, fake_llm, user={"sandbox": {"network": ["127.0.0.1"]}})
+    denied = canary.url.replace("127.0.0.1", "localhost") + "-denied"
+    calls = [
+        bash(f"curl -s --max-time 10 {canary.url}", "c_http"),
+        bash(f"curl -s --max-time 10 --proxytunnel {canary.url}-tunnel", "c_tunnel"),
+        bash(f"curl -sf --max-time 10 {denied} || echo refused", "c_denied"),
+        bash(f"curl -s --max-time 10 {denied}", "c_said"),
+    ]
+    turn = await serve_turn(tmp_path, workspace, fake_llm, calls, new=SANDBOXED)
+    assert turn.requests == [], "curl to listed hosts stays inside the sandbox: no request"
+    assert canary.hits == ["/hit", "/hit-tunnel"]
+    http, tunnel, refused, said = outputs(turn)
+    assert "canary" in http and "canary" in tunnel
+    assert "refused" in refused
+    assert "localhost is not in sandbox.network (allowed: 127.0.0.1)" in said
+
+    client = AgentClient()
+    await client.start(server_env(tmp_path, OPENAI_API_KEY="k", AGENTLS_SANDBOX="workspace-write"))
+    try:
+        init = await client.initialize()
+    finally:
+        await client.close()
+    status = init.capabilities.experimental["agentls"]["sandbox"]
+    assert status["allowedHosts"] == ["127.0.0.1"] and status["network"] is False
+
+
+@needs_bwrap
+async def test_a_repository_cannot_add_hosts_the_user_does_not_allow(
+    tmp_path, workspace, fake_llm, canary
+):
+    clone(workspace, fake_llm, project={"sandbox": {"network": ["127.0.0.1"]}})
+    command = f"curl -s --max-time 5 {canary.url} || echo unreachable"
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, [bash(command)], new={**SANDBOXED, "mode": "bypassPermissions"}
+    )
+    assert canary.hits == []
+    assert "unreachable" in outputs(turn)[0]
+    (notice,) = turn.updates("workspace_trust")
+    assert "sandbox.network (hosts the user does not allow)" in notice["ignored"]
+
+    clone(
+        workspace,
+        fake_llm,
+        project={"sandbox": {"network": ["127.0.0.1"]}},
+        user={"sandbox": {"network": ["127.0.0.1", "example.com"]}},
+    )
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, [bash(command)], new={**SANDBOXED, "mode": "bypassPermissions"}
+    )
+    assert canary.hits == ["/hit"], "a list within the user's narrows it, and is kept"
+
+
+async def test_a_bad_host_in_the_list_is_a_clear_error(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm, user={"sandbox": {"network": ["https://pypi.org/simple"]}})
+    client = AgentClient()
+    await client.start(server_env(tmp_path, OPENAI_API_KEY="k"))
+    try:
+        await client.initialize()
+        with pytest.raises(Exception) as refused:
+            await client.call("session/new", {"cwd": str(workspace), **SANDBOXED})
+    finally:
+        await client.close()
+    assert "sandbox.network hosts are names like example.com" in str(refused.value)
+
+
+@needs_bwrap
 async def test_a_command_that_needs_the_network_asks_and_runs_outside_when_allowed(
     tmp_path, workspace, fake_llm, canary
 ):

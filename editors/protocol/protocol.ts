@@ -171,6 +171,10 @@ export interface AgentlsServerCapabilities {
  */
 export interface SandboxStatus {
   /**
+   * With the network off, the hosts commands may still reach through agentls's proxy.
+   */
+  allowedHosts?: string[] | null;
+  /**
    * Whether a sandboxed command runs without a permission request in `default` and
    * `acceptEdits` (commands that visibly leave the sandbox still ask).
    */
@@ -188,7 +192,7 @@ export interface SandboxStatus {
    */
   mode: "workspace-write" | "read-only" | "off";
   /**
-   * Whether sandboxed commands may use the network.
+   * Whether sandboxed commands may use the network (all of it).
    */
   network: boolean;
   /**

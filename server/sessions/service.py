@@ -226,6 +226,7 @@ class SessionService(StoredSessions):
             mode=settings.mode if usable else "off",
             configured=settings.mode,
             network=settings.network,
+            allowed_hosts=list(settings.allowed_hosts) or None,
             auto_allow=settings.auto_allow,
             kind=found.kind if found and usable else None,
             notice=found.reason if found and not usable else None,

@@ -1,7 +1,8 @@
 """The sandbox commands run in: bubblewrap (`bwrap`) on Linux.
 
 Modes: `workspace-write` (the workspace and a private temp dir, `$TMPDIR`, writable; the rest
-of the machine, /tmp included, read-only; no network unless `network`), `read-only` (only the private temp
+of the machine, /tmp included, read-only; no network unless `network`: true, or a list of hosts
+reached through a proxy of agentls's, `netproxy`), `read-only` (only the private temp
 dir writable), `off`. Inside, the workspace's `.git` and control files and folders stay read-only
 (the git tool's own write calls get `.git` writable). Every sandbox has its own PID namespace
 (host processes are out of sight, so `/proc/<pid>/root` leads nowhere), drops every capability
@@ -29,17 +30,22 @@ from typing import Any, get_args
 
 from protocol.methods import SandboxMode
 from server.policy.paths import CONTROL_DIRS, CONTROL_FILES
+from server.tools.netproxy import DENIED_MARK, HostProxy
 
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 BWRAP_VARIABLE = "AGENTLS_BWRAP"
 """The bwrap to use instead of the one on PATH (an empty value: none)."""
 PROBE_TIMEOUT_S = 20.0
+BRIDGE = Path(__file__).with_name("netbridge.py")
 
 
 @dataclass(frozen=True)
 class SandboxSettings:
     mode: SandboxMode = "workspace-write"
     network: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    """With the network off, the hosts commands may still reach, through agentls's proxy
+    (`example.com`, `*.example.com`)."""
     auto_allow: bool = True
     """In `default` and `acceptEdits`, a command that stays inside the sandbox runs unasked."""
     required: bool = False
@@ -47,7 +53,8 @@ class SandboxSettings:
 
 
 def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
-    """`sandbox` of a merged config: a mode name or `{mode, network, autoAllow}`."""
+    """`sandbox` of a merged config: a mode name or `{mode, network, autoAllow, required}`
+    (`network`: true, false or a list of hosts)."""
     raw = config.get("sandbox")
     if raw is None:
         return SandboxSettings()
@@ -58,18 +65,51 @@ def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
     mode = raw.get("mode", "workspace-write")
     if mode not in SANDBOX_MODES:
         raise ValueError(f"sandbox.mode must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
+    network = raw.get("network")
+    hosts: tuple[str, ...] = ()
+    if isinstance(network, list):
+        hosts, network = host_patterns(network), False
     flags = {}
-    for key in ("network", "autoAllow", "required"):
+    for key in ("autoAllow", "required"):
         value = raw.get(key)
         if value is not None and not isinstance(value, bool):
             raise ValueError(f"sandbox.{key} must be true or false, not {value!r}")
         flags[key] = value
+    if network is not None and not isinstance(network, bool):
+        raise ValueError(f"sandbox.network must be true, false or a list of hosts, not {network!r}")
     return SandboxSettings(
         mode=mode,
-        network=bool(flags["network"]),
+        network=bool(network),
+        allowed_hosts=hosts,
         auto_allow=flags["autoAllow"] is not False,
         required=bool(flags["required"]),
     )
+
+
+_HOST = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?")
+
+
+def host_patterns(values: list[Any]) -> tuple[str, ...]:
+    """`sandbox.network` as a list: host names or `*.` patterns (no scheme, port or path)."""
+    out = []
+    for value in values:
+        text = value.strip().lower() if isinstance(value, str) else ""
+        if not _HOST.fullmatch(text) and not _is_ip(text):
+            raise ValueError(
+                f"sandbox.network hosts are names like example.com or *.example.com, not {value!r}"
+            )
+        out.append(text)
+    return tuple(out)
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -136,6 +176,7 @@ class Sandbox:
     workspace: Path
     probe: Probe
     _tmp: Path | None = field(default=None, repr=False)
+    _proxy: HostProxy | None = field(default=None, repr=False)
 
     @property
     def active(self) -> bool:
@@ -149,8 +190,18 @@ class Sandbox:
         return self.probe.reason
 
     def describe(self) -> str:
-        network = "network on" if self.settings.network else "network off"
+        if self.settings.network:
+            network = "network on"
+        elif self.proxied:
+            network = f"network only to {', '.join(self.settings.allowed_hosts)}"
+        else:
+            network = "network off"
         return f"{self.settings.mode}, {network}"
+
+    @property
+    def proxied(self) -> bool:
+        """Whether commands reach the allowed hosts through agentls's proxy."""
+        return not self.settings.network and bool(self.settings.allowed_hosts)
 
     def temp_dir(self) -> Path:
         if self._tmp is None:
@@ -171,12 +222,19 @@ class Sandbox:
             for path in protected(self.workspace):
                 if not (git_writable and path.name == ".git"):
                     out += ["--ro-bind", str(path), str(path)]
+        if self.proxied:
+            if self._proxy is None:
+                self._proxy = HostProxy(self.settings.allowed_hosts)
+            argv = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path, "--", *argv]
         return [*out, "--chdir", str(cwd), "--", *argv]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         return {**env, "TMPDIR": str(self.temp_dir())}
 
     def close(self) -> None:
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -218,21 +276,27 @@ _NO_NETWORK = re.compile(
 )
 
 
+_DENIED = re.compile(rf"{re.escape(DENIED_MARK)}|CONNECT tunnel failed, response 403")
+
+
 def blocked(sandbox: Sandbox, exit_code: int | None, output: str) -> str | None:
     """What the sandbox seems to have stopped in a failed command: `write` or `network`."""
     if exit_code == 0:
         return None
     if _READ_ONLY.search(output):
         return "write"
-    if not sandbox.settings.network and _NO_NETWORK.search(output):
+    if not sandbox.settings.network and (_NO_NETWORK.search(output) or _DENIED.search(output)):
         return "network"
     return None
 
 
 def blocked_hint(sandbox: Sandbox, what: str) -> str:
+    network = "a network connection"
+    if sandbox.proxied:
+        network = f"a connection to a host other than {', '.join(sandbox.settings.allowed_hosts)}"
     action = {
         "write": "a write outside the workspace (or to .git or a control file)",
-        "network": "a network connection",
+        "network": network,
     }[what]
     return (
         f"The command ran in the sandbox ({sandbox.describe()}), which seems to have stopped "

@@ -215,8 +215,8 @@ public final class Wire {
     public record InitializeParams(Long processId, Implementation clientInfo, InitializeClientCapabilities capabilities) {}
 
     /** Where commands run by default; {@code notice} says why there is no sandbox when one was asked for. */
-    public record SandboxStatus(String mode, String configured, boolean network, boolean autoAllow, String kind,
-                                String notice) {}
+    public record SandboxStatus(String mode, String configured, boolean network, List<String> allowedHosts,
+                                boolean autoAllow, String kind, String notice) {}
 
     public record AgentlsServerCapabilities(int protocolVersion, String version, List<String> engines,
                                             List<String> providers, List<String> features, SandboxStatus sandbox) {}
