@@ -12,8 +12,10 @@ import sys
 
 import pytest
 
+from server.testing.fake_llm import FakeToolCall
 from server.tools.sandbox import probe
 from tests.agent_client import server_env
+from tests.mcp_servers import HERE
 from tests.trust_fixture import bash, clone, serve_turn
 
 needs_bwrap = pytest.mark.skipif(not probe().available, reason=f"no sandbox: {probe().reason}")
@@ -104,3 +106,28 @@ async def test_replay_refuses_without_a_sandbox_unless_it_uses_the_recorded_effe
     assert played.returncode == 0, played.stdout + played.stderr
     assert played.stdout.rstrip().endswith("verified: PASS")
     assert outside.read_text() == "one\nran\n"
+
+
+async def test_replay_does_not_call_an_mcp_server_again(tmp_path, workspace, fake_llm):
+    outside = tmp_path / "mcp-outside.txt"
+    server = {"command": sys.executable, "args": [str(HERE / "writer.py")]}
+    clone(workspace, fake_llm, user={"mcpServers": {"writer": server}})
+    call = FakeToolCall("mcp__writer__write", {"path": str(outside), "text": "once"}, "c_mcp")
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, [call], args=("--permission-mode", "bypassPermissions")
+    )
+    assert turn.result["terminal"] == "completed", turn.result
+    assert outside.read_text() == "once"
+    session_id = turn.new["sessionId"]
+    outside.write_text("changed since")
+
+    done = replay(tmp_path, session_id, "--verify", "--json")
+    assert outside.read_text() == "changed since"  # the server was not started, the call not made
+    assert done.returncode == 3, done.stdout + done.stderr
+    blocked = next(f for f in json.loads(done.stdout)["facts"] if f["name"] == "effects_reproduced")
+    assert blocked["status"] == "blocked"
+    assert "an MCP server's tool, and a replay starts no MCP servers" in blocked["detail"]
+
+    played = replay(tmp_path, session_id, "--verify", "--recorded-effects")
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert outside.read_text() == "changed since"
