@@ -54,6 +54,17 @@ def setup_logging(name: str) -> None:
         logging.getLogger("pygls").setLevel(max(level, logging.WARNING))
 
 
+_warned: set[tuple[str, object]] = set()
+
+
+def warn_once(logger: logging.Logger, key: object, message: str, *args: object) -> None:
+    """`logger.warning(message, *args)` the first time this process meets `key`."""
+    if (logger.name, key) in _warned:
+        return
+    _warned.add((logger.name, key))
+    logger.warning(message, *args)
+
+
 def dump_stacks(signum: int = 0, frame: object = None) -> None:
     """Every thread's stack and every asyncio task's, to stderr: what a stuck process waits on
     (`kill -USR1 <pid>`)."""

@@ -26,30 +26,13 @@ def agentls(tmp_path, *args):
     )
 
 
-async def record_turn(tmp_path, workspace) -> tuple[str, str]:
-    (workspace / "config.txt").write_text("retries = 3\n")
-    (workspace / "notes.md").write_text("status: draft\n")
+async def record(tmp_path, workspace, *replies: Reply) -> tuple[str, dict, AgentClient]:
+    """One prompt through `agentls serve` on the fake model, which then stops: (session id,
+    the prompt's result, the client)."""
     with FakeModelServer() as fake:
         llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}
         write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}})
-        fake.script(
-            Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
-            Reply(
-                tool_calls=[
-                    FakeToolCall(
-                        "write_file",
-                        {"path": str(workspace / "out.txt"), "content": "retries=3\n"},
-                        id="c_write",
-                    ),
-                    FakeToolCall(
-                        "edit_file",
-                        {"path": "notes.md", "old_string": "draft", "new_string": "final"},
-                        id="c_edit",
-                    ),
-                ]
-            ),
-            Reply(text="Copied the setting and marked the notes final."),
-        )
+        fake.script(*replies)
         client = AgentClient()
         await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
         try:
@@ -62,9 +45,35 @@ async def record_turn(tmp_path, workspace) -> tuple[str, str]:
         finally:
             await client.close()
     assert result["terminal"] == "completed", result
+    return session["sessionId"], result, client
+
+
+async def record_turn(tmp_path, workspace) -> tuple[str, str]:
+    (workspace / "config.txt").write_text("retries = 3\n")
+    (workspace / "notes.md").write_text("status: draft\n")
+    session_id, result, client = await record(
+        tmp_path,
+        workspace,
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
+        Reply(
+            tool_calls=[
+                FakeToolCall(
+                    "write_file",
+                    {"path": str(workspace / "out.txt"), "content": "retries=3\n"},
+                    id="c_write",
+                ),
+                FakeToolCall(
+                    "edit_file",
+                    {"path": "notes.md", "old_string": "draft", "new_string": "final"},
+                    id="c_edit",
+                ),
+            ]
+        ),
+        Reply(text="Copied the setting and marked the notes final."),
+    )
     assert len(client.permission_requests) == 2  # write and edit asked; replay answers the same
     assert (workspace / "notes.md").read_text() == "status: final\n"
-    return session["sessionId"], result["turnId"]
+    return session_id, result["turnId"]
 
 
 async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp_path, workspace):
@@ -240,28 +249,15 @@ async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it
 ):
     (workspace / "config.txt").write_text("retries = 3\n")
     task = {"description": "look", "prompt": "read config.txt", "subagent_type": "explorer"}
-    with FakeModelServer() as fake:
-        llm = {"provider": "openai", "model": "gpt-5.5", "baseUrl": fake.openai_base_url}
-        write_project_config(workspace, {"llm": {**llm, "maxRetries": 0}})
-        fake.script(
-            Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
-            Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
-            Reply(text="retries is 3"),
-            Reply(text="The subagent found retries = 3."),
-        )
-        client = AgentClient()
-        await client.start(server_env(tmp_path, OPENAI_API_KEY="test-key"))
-        try:
-            await client.initialize()
-            session = await client.call("session/new", {"cwd": str(workspace)})
-            result = await client.call(
-                "session/prompt",
-                {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
-            )
-        finally:
-            await client.close()
-    assert result["terminal"] == "completed", result
-    exported = agentls(tmp_path, "sessions", "export", session["sessionId"])
+    session_id, _, _ = await record(
+        tmp_path,
+        workspace,
+        Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
+        Reply(text="retries is 3"),
+        Reply(text="The subagent found retries = 3."),
+    )
+    exported = agentls(tmp_path, "sessions", "export", session_id)
     rows = [json.loads(line) for line in exported.stdout.splitlines()]
     tags = [
         (r["kind"], r["data"].get("subagent"))
@@ -279,6 +275,6 @@ async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it
         ("provider_request", None),
         ("provider_response", None),
     ]
-    replayed = agentls(tmp_path, "replay", session["sessionId"], "--verify")
+    replayed = agentls(tmp_path, "replay", session_id, "--verify")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert replayed.stdout.rstrip().endswith("verified: PASS")

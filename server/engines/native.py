@@ -24,6 +24,7 @@ from server.agent.snapshot import apply_native_snapshot, native_snapshot
 from server.agent.state import AgentSession
 from server.agent.task import task_tools
 from server.engines.base import Command, EngineCapabilities, EngineError, SessionOffer
+from server.logs import warn_once
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
@@ -50,13 +51,6 @@ MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<mod
 TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
 
 
-_warned: set[str] = set()
-
-
-def _warn_once(message: str) -> None:
-    if message not in _warned:
-        _warned.add(message)
-        log.warning(message)
 
 
 class NativeEngine:
@@ -98,7 +92,7 @@ class NativeEngine:
         except ValueError as exc:
             raise EngineError(str(exc)) from exc
         if sandbox.missing:
-            _warn_once(f"commands run without a sandbox: {sandbox.missing}")
+            warn_once(log, sandbox.missing, "commands run without a sandbox: %s", sandbox.missing)
         session = AgentSession(
             spec=spec,
             settings=settings,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from server.logs import warn_once
 from server.providers.catalog import describe, fixed_temperature, normalize, reasons
 
 log = logging.getLogger(__name__)
@@ -113,9 +114,6 @@ TAKEN: dict[str, frozenset[str]] = {
 }
 """The options each wire sends (or, for the local model, uses); the rest reach no provider."""
 
-_warned: set[tuple[str, str]] = set()
-
-
 def configured(
     llm: dict[str, Any], provider: str, wire: str, provider_ids: Collection[str]
 ) -> dict[str, Any]:
@@ -132,15 +130,15 @@ def configured(
     taken = TAKEN.get(wire)
     if taken is not None:
         for key in sorted(set(merged) - taken):
-            if (wire, key) not in _warned:
-                _warned.add((wire, key))
-                log.warning(
-                    "llm.providerOptions: %r reaches no %s model and is ignored; %s takes: %s",
-                    key,
-                    provider,
-                    wire,
-                    ", ".join(sorted(taken)),
-                )
+            warn_once(
+                log,
+                (wire, key),
+                "llm.providerOptions: %r reaches no %s model and is ignored; %s takes: %s",
+                key,
+                provider,
+                wire,
+                ", ".join(sorted(taken)),
+            )
     return merged
 
 

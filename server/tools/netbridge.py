@@ -20,17 +20,17 @@ NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
 
 
 def pipe(a: socket.socket, b: socket.socket) -> None:
+    """Copy `a` to `b` until `a` ends, then end `b`'s sending side (the host proxy uses it too)."""
     try:
         while data := a.recv(65536):
             b.sendall(data)
     except OSError:
         pass
     finally:
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        try:
+            b.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 def relay(client: socket.socket, path: str) -> None:

@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from server.tools.netbridge import pipe
+
 log = logging.getLogger(__name__)
 
 HEAD_LIMIT = 64 * 1024
@@ -97,9 +99,9 @@ class _Handler(socketserver.BaseRequestHandler):
                 upstream.sendall("\r\n".join([first, *headers]).encode("latin-1") + b"\r\n\r\n")
                 if rest:
                     upstream.sendall(rest)
-            back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+            back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
             back.start()
-            _pipe(client, upstream)
+            pipe(client, upstream)
             back.join()
 
     def _answer(self, status: int, text: str) -> None:
@@ -111,19 +113,6 @@ class _Handler(socketserver.BaseRequestHandler):
         )
         try:
             self.request.sendall(head.encode() + body)
-        except OSError:
-            pass
-
-
-def _pipe(a: socket.socket, b: socket.socket) -> None:
-    try:
-        while data := a.recv(65536):
-            b.sendall(data)
-    except OSError:
-        pass
-    finally:
-        try:
-            b.shutdown(socket.SHUT_WR)
         except OSError:
             pass
 
