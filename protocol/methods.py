@@ -167,7 +167,8 @@ class EngineInfo(WireModel):
     available: bool
     description: str
     capabilities: dict[str, bool] | None = None
-    """What the engine supports: images, thinking, steer, permissions, questions."""
+    """What the engine supports: images, thinking, steer, skills (agentls's skills reach its
+    model), permissions, questions."""
 
 
 class EnginesListResult(WireModel):

@@ -289,7 +289,8 @@ export interface Empty {}
 export interface EngineInfo {
   available: boolean;
   /**
-   * What the engine supports: images, thinking, steer, permissions, questions.
+   * What the engine supports: images, thinking, steer, skills (agentls's skills reach its
+   * model), permissions, questions.
    */
   capabilities?: {
     [k: string]: boolean;

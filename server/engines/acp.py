@@ -69,7 +69,7 @@ class AcpEngine(ExternalEngine):
     """Runs each session in an external ACP agent."""
 
     id = "acp"
-    capabilities = EngineCapabilities(images=True, thinking=False, steer=False)
+    capabilities = EngineCapabilities(images=True, thinking=False, steer=False, skills=False)
     resume_key = "remoteSessionId"
 
     def snapshot(self, handle: AcpSession) -> dict[str, Any]:

@@ -30,6 +30,8 @@ class EngineCapabilities:
     images: bool = True
     thinking: bool = True
     steer: bool = True
+    skills: bool = True
+    """Whether agentls's skills reach the engine's model (an ACP agent has no way in)."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import itertools
 import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,9 +26,12 @@ from server.aio import run_to_end
 from server.engines.base import EngineCapabilities, EngineError
 from server.engines.claude_code_frames import FrameReader, cc_usage, questions_of, title_of
 from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
+from server.engines.skill_plugin import build_plugin, plugin_skills, remove_plugin
 from server.permissions import MODES
 from server.providers.messages import Usage
+from server.skills import Skill, SkillCatalog
 from server.tools.names import canonical_name
+from server.trust import verdict
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink, UserNotReachable
 
 log = logging.getLogger(__name__)
@@ -65,6 +69,8 @@ class CcSession:
     pending: dict[str, str] = field(default_factory=dict)
     controls: dict[str, asyncio.Future] = field(default_factory=dict)
     reader: asyncio.Task | None = None
+    plugin: Path | None = None
+    """The folder that hands agentls's skills to the CLI (`--plugin-dir`)."""
     broken: str | None = None
     claude_id: str | None = None
     """Claude Code's own id of the conversation (from `system/init`), for `--resume`."""
@@ -111,13 +117,25 @@ class ClaudeCodeEngine(ExternalEngine):
         argv = [*self.settings.command, *STREAM_FLAGS, "--permission-mode", spec.mode]
         if self.settings.model:
             argv += ["--model", self.settings.model]
-        argv += self.skill_args(spec)
         if resume:
             argv += ["--resume", resume]
         env = peer_environment(self._environ, self.settings.env)
-        peer = await PeerProcess.spawn(argv, cwd=spec.cwd, env=env, name=self.settings.command[0])
+        plugin = build_plugin(self.plugin_skills(spec, env))
+        if plugin is not None:
+            argv += ["--plugin-dir", str(plugin)]
+        try:
+            peer = await PeerProcess.spawn(
+                argv, cwd=spec.cwd, env=env, name=self.settings.command[0]
+            )
+        except BaseException:
+            remove_plugin(plugin)
+            raise
         handle = CcSession(
-            spec=spec, peer=peer, mode=spec.mode, model=self.settings.model or "default"
+            spec=spec,
+            peer=peer,
+            mode=spec.mode,
+            model=self.settings.model or "default",
+            plugin=plugin,
         )
         handle.claude_id = resume
         handle.reader = asyncio.get_running_loop().create_task(self._read(handle))
@@ -131,10 +149,12 @@ class ClaudeCodeEngine(ExternalEngine):
         self._live.append(handle)
         return handle
 
-    def skill_args(self, spec: SessionSpec) -> list[str]:
-        """Seam: flags that hand agentls's skills to Claude Code (e.g. `--plugin-dir`), once
-        skills exist. Claude Code already finds `.claude/skills` in the workspace itself."""
-        return []
+    def plugin_skills(self, spec: SessionSpec, env: dict[str, str]) -> list[Skill]:
+        """The skills Claude Code would not find by itself (`server.engines.skill_plugin`)."""
+        home = Path(env.get("HOME") or Path.home())
+        catalog = SkillCatalog(spec.cwd, home=home, environ=env)
+        trusted, _ = verdict(spec.config)
+        return plugin_skills(catalog.skills, spec.cwd, home, trusted=trusted)
 
     # -- the reader --------------------------------------------------------------------------
 
@@ -320,7 +340,11 @@ class ClaudeCodeEngine(ExternalEngine):
     async def _discard(self, handle: CcSession, *, force: bool = False) -> None:
         if force:
             handle.peer.kill()
-        await handle.peer.close(grace=2.0)
+        try:
+            await handle.peer.close(grace=2.0)
+        finally:
+            remove_plugin(handle.plugin)
+            handle.plugin = None
         if handle.reader is not None:
             handle.reader.cancel()
 

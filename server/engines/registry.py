@@ -10,10 +10,11 @@ config's `engine`, or to `acp` when none is. Commands and their `env` are read o
 user's own settings, never from a project's `.agentls/config.json`: a cloned repository must not
 choose what agentls executes.
 
-Skills reach each engine in its own form (skills are not built yet; this is the seam):
-native gets the `skill` tool and the catalogue in its system prompt; claude-code discovers
-`.claude/skills` itself and gets agentls's skill folders through `skill_args`; an ACP agent has no
-skill channel, so the ACP front door lists skills as `available_commands` instead.
+Skills reach each engine in its own form: native gets the `skill` tool and the catalogue in its
+system prompt; claude-code discovers `.claude/skills` itself and gets agentls's other skill
+folders as a plugin (`--plugin-dir`, `server.engines.skill_plugin`); an ACP agent has no skill
+channel (`engines/list` says `skills: false`). A prompt starting with `/name` runs the skill in
+every engine: the session service expands it before the turn reaches the engine.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def engine_info(engine: Any) -> EngineInfo:
                 "images": caps.images,
                 "thinking": caps.thinking,
                 "steer": caps.steer,
+                "skills": caps.skills,
                 "permissions": True,
                 "questions": True,
             },
