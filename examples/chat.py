@@ -25,6 +25,7 @@ from protocol.client import (
     AskQuestionResult,
     Client,
     Compaction,
+    ModeChanged,
     ModelSwitched,
     Plan,
     PromptResult,
@@ -108,6 +109,8 @@ class Console:
                 self.say(f"[subagent {profile}: {status}]" + (f" {summary}" if summary else ""))
             case ModelSwitched(model=model, reason=reason):
                 self.say(f"[model {model}: {reason}]")
+            case ModeChanged(mode=mode, reason=reason):
+                self.say(f"[mode {mode}: {reason}]")
             case Compaction(before=before, after=after):
                 self.say(f"[history compacted: {before} -> {after} tokens]")
             case PromptResult(terminal=terminal, error=error):

@@ -255,8 +255,9 @@ for their fields):
 
 ```python
 from protocol.client import (AgentMessageChunk, AgentThoughtChunk, Compaction, McpStatus,
-    ModelSwitched, PermissionNote, Plan, QuestionNote, StepFinish, StoreWarning, StreamRetry,
-    SubagentUpdate, ToolCall, ToolCallUpdate, TurnEnd, UserMessageChunk, WorkspaceTrust)
+    ModeChanged, ModelSwitched, PermissionNote, Plan, QuestionNote, StepFinish, StoreWarning,
+    StreamRetry, SubagentUpdate, ToolCall, ToolCallUpdate, TurnEnd, UserMessageChunk,
+    WorkspaceTrust)
 
 async for item in session.prompt("Fix the failing test"):
     match item:
@@ -274,6 +275,8 @@ async for item in session.prompt("Fix the failing test"):
             print([e.content for e in entries])
         case SubagentUpdate() | ModelSwitched() | Compaction() | StreamRetry() | StepFinish():
             pass
+        case ModeChanged(mode=mode):
+            print(f"mode: {mode}")  # the plan was approved
         case McpStatus() | WorkspaceTrust() | StoreWarning():
             pass  # show as a notice
         case TurnEnd(terminal=terminal):

@@ -154,6 +154,15 @@ class ModelSwitched(WireModel):
     reason: str
 
 
+class ModeChanged(WireModel):
+    """The session's permission mode changed during a turn: the user approved the plan a
+    plan-mode turn wrote (`reason: "plan approved"`)."""
+
+    kind: Literal["mode_changed"] = "mode_changed"
+    mode: Literal["default", "plan", "acceptEdits", "bypassPermissions"]
+    reason: str
+
+
 class Compaction(WireModel):
     """History was compacted to fit the context window (token estimates)."""
 
@@ -254,6 +263,7 @@ SessionUpdateKind = Annotated[
     | PermissionNote
     | SubagentUpdate
     | ModelSwitched
+    | ModeChanged
     | Compaction
     | StreamRetry
     | McpStatus
@@ -277,6 +287,7 @@ UpdateKind = Literal[
     "permission",
     "subagent",
     "model_switched",
+    "mode_changed",
     "compaction",
     "stream_retry",
     "mcp_status",

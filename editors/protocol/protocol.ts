@@ -36,6 +36,7 @@ export interface AgentlsWireTypes {
   McpServerInfo?: McpServerInfo;
   McpStatus?: McpStatus;
   McpToolInfo?: McpToolInfo;
+  ModeChanged?: ModeChanged;
   ModeInfo?: ModeInfo;
   ModeState?: ModeState;
   ModelInfo?: ModelInfo;
@@ -598,6 +599,18 @@ export interface McpStatus {
   tools?: number | null;
 }
 /**
+ * The session's permission mode changed during a turn: the user approved the plan a
+ * plan-mode turn wrote (`reason: "plan approved"`).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ModeChanged".
+ */
+export interface ModeChanged {
+  kind: "mode_changed";
+  mode: "default" | "plan" | "acceptEdits" | "bypassPermissions";
+  reason: string;
+}
+/**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
  * via the `definition` "ModeInfo".
  */
@@ -967,6 +980,7 @@ export interface SessionUpdateParams {
     | PermissionNote
     | SubagentUpdate
     | ModelSwitched
+    | ModeChanged
     | Compaction
     | StreamRetry
     | McpStatus

@@ -167,15 +167,29 @@ async def prepare_call(session: AgentSession, sink: TurnSink) -> Message:
     session.announce_switch(sink)
     git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
     active = session.tool_ctx.state.get(ACTIVE_KEY) or []
-    return turn_context(session.spec.cwd, session.spec.session_id, git, active=active)
+    plan = session.permissions.mode == "plan"
+    return turn_context(session.spec.cwd, session.spec.session_id, git, active=active, plan=plan)
+
+
+PLAN_MODE_NOTE = (
+    "mode: plan (read-only: explore and plan, change nothing). When the plan is ready, write it "
+    "with todo_write: the user is asked to approve it, and once approved you may carry it out."
+)
 
 
 def turn_context(
-    cwd: Path, session_id: str, git: GitState | None, *, active: list[str] | None = None
+    cwd: Path,
+    session_id: str,
+    git: GitState | None,
+    *,
+    active: list[str] | None = None,
+    plan: bool = False,
 ) -> Message:
     lines = [f"<{CONTEXT_TAG}>", f"cwd: {cwd}", f"session: {session_id}"]
     lines.append(f"git: {git.describe()}" if git else "git: not a repository")
     if active:
         lines.append(f"active skills: {', '.join(active)}")
+    if plan:
+        lines.append(PLAN_MODE_NOTE)
     lines.append(f"</{CONTEXT_TAG}>")
     return Message("user", [TextPart("\n".join(lines))])

@@ -73,6 +73,7 @@ async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> Turn
     sink = ClosingSink(sink)
     session.tool_ctx.sink = sink
     session.turn_usage = Usage()
+    session.plan_asked = False
     try:
         async with session.background.running():  # leaving it cancels background subagents
             stop = await run_steps(session, sink)

@@ -56,6 +56,8 @@ class AgentSession:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     turn_usage: Usage = field(default_factory=Usage)
+    plan_asked: bool = False
+    """This turn asked the user to approve its plan (`server.agent.plan_approval`)."""
     """This turn's usage so far, subagents included."""
     skills: SkillCatalog | None = None
     delegation: Delegation | None = None

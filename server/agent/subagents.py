@@ -21,6 +21,7 @@ from protocol.updates import (
     AgentThoughtChunk,
     Compaction,
     McpStatus,
+    ModeChanged,
     ModelSwitched,
     PermissionNote,
     Plan,
@@ -185,6 +186,7 @@ class SubagentSink:
                 | StepFinish()
                 | Plan()
                 | ModelSwitched()
+                | ModeChanged()
                 | Compaction()
                 | StreamRetry()
                 | McpStatus()

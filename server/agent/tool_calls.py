@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate, ToolKind, ToolStatus
 from server import permissions
+from server.agent.plan_approval import approval_due, approve_plan
 from server.agent.state import AgentSession
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
@@ -139,6 +140,8 @@ async def _check_permission(
     session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
 ) -> tuple[str | None, Any]:
     """(None, args to run with) when the call may run, else (the message the model gets, args)."""
+    if approval_due(session, tool):
+        return await approve_plan(session, tool, args, call, sink), args
     granted = skill_rules(session)
     decision = permissions.decide(
         tool, args, session.tool_ctx, session.permissions, granted=granted

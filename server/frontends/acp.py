@@ -34,7 +34,7 @@ from protocol.methods import (
     SessionInfoResult,
     SessionUpdateParams,
 )
-from protocol.updates import ModelSwitched, StepFinish, ToolCall, ToolCallUpdate
+from protocol.updates import ModeChanged, ModelSwitched, StepFinish, ToolCall, ToolCallUpdate
 from server import __version__
 from server.frontends import acp_updates as view
 from server.frontends.acp_files import EditorFiles
@@ -95,6 +95,12 @@ class AcpDoor:
             out.append(view.usage_update(update, self._context_window(session_id)))
         elif isinstance(update, ModelSwitched):
             out.extend(self._config_update(session_id))
+        elif isinstance(update, ModeChanged):
+            out.append(
+                schema.CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=update.mode
+                )
+            )
         for item in out:
             self._outbox.put_nowait((session_id, item))
 

@@ -18,6 +18,7 @@ from protocol.updates import (
     AgentThoughtChunk,
     Compaction,
     McpStatus,
+    ModeChanged,
     ModelSwitched,
     PermissionNote,
     Plan,
@@ -95,11 +96,13 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | PermissionNote()
             | SubagentUpdate()
             | ModelSwitched()
+            | ModeChanged()
             | Compaction()
             | McpStatus()
             | TurnEnd()
         ):
-            # The door handles step_finish (usage) and model_switched (config options) itself;
+            # The door handles step_finish (usage), model_switched (config options) and
+            # mode_changed (current mode) itself;
             # the rest are mirrors of requests the client sees anyway, or have no ACP form.
             return []
         case _:

@@ -14,6 +14,7 @@ from protocol.updates import (
     AgentThoughtChunk,
     Compaction,
     McpStatus,
+    ModeChanged,
     ModelSwitched,
     PermissionNote,
     Plan,
@@ -113,6 +114,8 @@ class TurnFrames:
             case ModelSwitched(model=model):
                 self.model = model  # the next assistant messages name it
                 return []
+            case ModeChanged(mode=mode):
+                return [self._system("status", {"status": None, "permissionMode": mode})]
             case Plan():
                 return []  # the todo_write call that made it is already a tool_use
             case PermissionNote() | QuestionNote():

@@ -229,6 +229,7 @@ def render_entry(entry: JournalEntry, titles: dict[str, str]) -> str:
             | "permission"
             | "subagent"
             | "model_switched"
+            | "mode_changed"
             | "compaction"
             | "stream_retry"
             | "mcp_status"

@@ -104,6 +104,7 @@ def entry_text(update: dict[str, Any]) -> str:
             | "step_finish"
             | "permission"
             | "model_switched"
+            | "mode_changed"
             | "compaction"
             | "stream_retry"
             | "mcp_status"

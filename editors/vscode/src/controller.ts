@@ -125,6 +125,9 @@ export class SessionController {
       return;
     }
     if (params.sessionId !== this.session?.sessionId) return;
+    if (params.update.kind === "mode_changed") {
+      this.session = { ...this.session, modes: { ...this.session.modes, currentModeId: params.update.mode } };
+    }
     this.panel.post({ type: "update", params });
   }
 

@@ -39,6 +39,7 @@ export const HANDLED_KINDS: readonly string[] = [
   "subagent",
   "question",
   "model_switched",
+  "mode_changed",
   "compaction",
   "stream_retry",
   "mcp_status",
@@ -209,6 +210,10 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
     case "model_switched":
       state.modelId = u.model;
       add(state, { kind: "note", turnId, text: `Switched to ${u.model} (${u.reason}).` });
+      return;
+    case "mode_changed":
+      if (state.session) state.session.modes.currentModeId = u.mode;
+      add(state, { kind: "note", turnId, text: `Now in ${u.mode} mode (${u.reason}).` });
       return;
     case "compaction":
       add(state, {

@@ -58,6 +58,7 @@ test("the golden transcript reduces to the expected items", () => {
       name: "read_file", title: "Read src/parse.py", toolKind: "read", input: { path: "src/parse.py" },
       locations: [{ path: "/home/ada/project/src/parse.py" }], status: "pending",
     },
+    { kind: "note", turnId: TURN, text: "Now in acceptEdits mode (plan approved)." },
     { kind: "note", turnId: TURN, text: "Switched to claude-sonnet-4-6 (image in prompt)." },
     { kind: "note", turnId: TURN, text: "Compacted the conversation: 150,000 → 42,000 tokens." },
     {

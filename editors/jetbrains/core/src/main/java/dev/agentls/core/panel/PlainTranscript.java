@@ -77,6 +77,9 @@ public final class PlainTranscript {
             for (Wire.PlanEntry entry : plan.entries()) {
                 line("  [" + ("completed".equals(entry.status()) ? "x" : " ") + "] " + entry.content());
             }
+        } else if (update instanceof SessionUpdate.ModeChanged m) {
+            line("Now in " + m.mode() + " mode (" + m.reason() + ")");
+            status = m.mode() + " mode";
         } else if (update instanceof SessionUpdate.TurnEnd end) {
             line("— " + end.terminal() + (end.error() == null ? "" : ": " + end.error()));
         }

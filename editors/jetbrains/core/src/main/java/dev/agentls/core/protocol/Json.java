@@ -36,6 +36,7 @@ public final class Json {
             .variant("permission", SessionUpdate.PermissionNote.class)
             .variant("subagent", SessionUpdate.SubagentUpdate.class)
             .variant("model_switched", SessionUpdate.ModelSwitched.class)
+            .variant("mode_changed", SessionUpdate.ModeChanged.class)
             .variant("compaction", SessionUpdate.Compaction.class)
             .variant("stream_retry", SessionUpdate.StreamRetry.class)
             .variant("mcp_status", SessionUpdate.McpStatus.class)

@@ -48,6 +48,9 @@ public sealed interface SessionUpdate {
     /** The session moved to another model (vision routing, set_model). */
     record ModelSwitched(String model, String reason) implements SessionUpdate {}
 
+    /** The session's permission mode changed during a turn (the user approved a plan). */
+    record ModeChanged(String mode, String reason) implements SessionUpdate {}
+
     /** History was compacted to fit the context window (token estimates). */
     record Compaction(long before, long after) implements SessionUpdate {}
 

@@ -34,6 +34,7 @@ class PlainTranscriptTest {
                 "  [ ] Fix the parser",
                 "The file says ",
                 "  ▸ Read src/parse.py",
+                "Now in acceptEdits mode (plan approved)",
                 "— aborted",
                 "[error] network down"), transcript.text());
     }
