@@ -132,6 +132,10 @@ class HostProxy(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self._thread.start()
 
     def close(self) -> None:
-        self.shutdown()
+        """Stop serving and remove the socket, without waiting (the event loop calls this)."""
+        threading.Thread(target=self._stop, daemon=True).start()
+
+    def _stop(self) -> None:
+        self.shutdown()  # returns once serve_forever has seen it: up to its poll interval
         self.server_close()
         shutil.rmtree(self._dir, ignore_errors=True)
