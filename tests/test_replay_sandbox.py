@@ -7,8 +7,10 @@ replay refuses (exit 2) unless told to use the recorded effects."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,26 @@ async def test_replay_does_not_call_an_mcp_server_again(tmp_path, workspace, fak
     played = replay(tmp_path, session_id, "--verify", "--recorded-effects")
     assert played.returncode == 0, played.stdout + played.stderr
     assert outside.read_text() == "changed since"
+
+
+@needs_bwrap
+async def test_a_command_the_sandbox_ran_unasked_is_allowed_again_in_the_replay(
+    tmp_path, workspace, fake_llm
+):
+    clone(workspace, fake_llm)
+    calls = [bash("echo hi > note.txt", "call_note"), bash("cat note.txt", "call_cat")]
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, calls, new={"sandbox": "workspace-write"}
+    )
+    # both ran unasked (auto-allowed in the sandbox): no answer was recorded to replay
+    assert turn.requests == [] and (workspace / "note.txt").read_text() == "hi\n"
+    done = replay(tmp_path, turn.new["sessionId"], "--verify", "--json", "--keep")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert facts(report)["effects_reproduced"] == "passed"
+    assert [c["status"] for c in report["replay"]["toolCalls"]] == ["completed", "completed"]
+    copy = Path(report["workspace"])
+    try:
+        assert (copy / "note.txt").read_text() == "hi\n"  # ran again, sandboxed, in the copy
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
