@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server.testing.fake_llm import FakeToolCall
+from server.testing.fake_llm import FakeToolCall, Reply
 from server.tools.sandbox import probe
 from tests.agent_client import server_env
 from tests.mcp_servers import HERE
@@ -156,3 +156,32 @@ async def test_a_command_the_sandbox_ran_unasked_is_allowed_again_in_the_replay(
         assert (copy / "note.txt").read_text() == "hi\n"  # ran again, sandboxed, in the copy
     finally:
         shutil.rmtree(copy.parent, ignore_errors=True)
+
+
+@pytest.mark.xfail(strict=True, reason="a subagent's calls are looked up without its prefix")
+async def test_a_subagents_command_replays_from_its_recording(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm)
+    outside = tmp_path / "sub-outside.txt"
+    task = {"description": "write", "prompt": "append a line", "subagent_type": "executor"}
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
+        Reply(tool_calls=[bash(f"echo sub >> {outside}", "c_sub")]),
+        Reply(text="appended"),
+    )
+    turn = await serve_turn(
+        tmp_path, workspace, fake_llm, [], args=("--permission-mode", "bypassPermissions")
+    )
+    assert turn.result["terminal"] == "completed", turn.result
+    assert outside.read_text() == "sub\n"
+    played = replay(
+        tmp_path,
+        turn.new["sessionId"],
+        "--verify",
+        "--json",
+        "--recorded-effects",
+        AGENTLS_BWRAP="",
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    fact = next(f for f in json.loads(played.stdout)["facts"] if f["name"] == "effects_reproduced")
+    assert fact["status"] == "passed" and "1 recorded results played" in fact["detail"], fact
+    assert outside.read_text() == "sub\n"
