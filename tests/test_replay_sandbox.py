@@ -158,7 +158,6 @@ async def test_a_command_the_sandbox_ran_unasked_is_allowed_again_in_the_replay(
         shutil.rmtree(copy.parent, ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a subagent's calls are looked up without its prefix")
 async def test_a_subagents_command_replays_from_its_recording(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm)
     outside = tmp_path / "sub-outside.txt"

@@ -55,6 +55,8 @@ class RunningSubagent:
     """The subagent whose loop is running in this context (traces tag its model calls)."""
 
     id: str
+    """Its `task` call's id, after those of the subagents it runs in (`outer/inner`): the
+    prefix its tool calls carry in the parent's updates."""
     profile: str
     parent_tool_call_id: str
 
@@ -122,7 +124,9 @@ async def run_child(
     escapes (after the client is told the subagent was aborted)."""
     status: Status = "aborted"
     note = "The subagent was cancelled before it finished."
-    token = running_subagent.set(RunningSubagent(up.id, up.profile, up.id))
+    outer = running_subagent.get()
+    path = f"{outer.id}/{up.id}" if outer else up.id
+    token = running_subagent.set(RunningSubagent(path, up.profile, up.id))
     try:
         outcome = await run_turn(child, Message("user", [TextPart(prompt)]), up)
         status, note = "completed", ""

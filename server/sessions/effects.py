@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ConfigDict
 
+from server.agent.subagents import running_subagent
 from server.agent.tool_calls import CALL_ID
 from server.mcp.tools import McpTool
 from server.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult
@@ -105,6 +106,9 @@ class StandIn(Tool):
 
     async def run(self, ctx: ToolContext, args: Any) -> ToolResult | dict[str, Any] | str:
         call_id = CALL_ID.get() or ""
+        running = running_subagent.get()
+        if running is not None:  # a subagent's calls are recorded under its task call's id
+            call_id = f"{running.id}/{call_id}"
         if not reaches_out(self.inner, args):
             assert self.inner is not None
             return await self.inner.run(ctx, args)
