@@ -7,6 +7,7 @@ import asyncio
 import base64
 from typing import Any
 
+import pytest
 from acp import schema
 
 from protocol.updates import Location, ToolCall
@@ -212,6 +213,30 @@ async def test_mode_changes_are_mirrored_in_both_forms(tmp_path, workspace, fake
         mode = await editor.wait_for("current_mode_update")
     assert {o.id: o.current_value for o in option.config_options}["mode"] == "plan"
     assert mode.current_mode_id == "acceptEdits"
+
+
+@pytest.mark.xfail(strict=True, reason="the mode config option is not updated")
+async def test_an_approved_plan_moves_the_editors_mode_too(tmp_path, workspace, fake_llm):
+    plan = {"todos": [{"id": "1", "content": "Write a.txt", "status": "pending"}]}
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("todo_write", plan)]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "a.txt", "content": "a\n"})]),
+        Reply(text="done"),
+    )
+    editor = Editor()
+    editor.on_permission = lambda r: allow("allow_always")
+    async with agentls_acp(tmp_path, fake_env(tmp_path, fake_llm), editor) as (conn, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+        await conn.set_session_mode(mode_id="plan", session_id=sid)
+        await conn.prompt(session_id=sid, prompt=text("add a.txt"))
+    (asked,) = editor.permissions
+    assert asked.options[0].name == "Yes, and accept edits"
+    modes = [u.current_mode_id for u in calls(editor, "current_mode_update")]
+    assert modes[-1] == "acceptEdits"
+    options = calls(editor, "config_option_update")[-1].config_options
+    assert {o.id: o.current_value for o in options}["mode"] == "acceptEdits"
+    assert (workspace / "a.txt").read_text() == "a\n"
 
 
 async def test_a_failed_mcp_server_and_a_retry_reach_the_editor(tmp_path, workspace, fake_llm):
