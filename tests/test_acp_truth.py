@@ -7,7 +7,6 @@ import asyncio
 import base64
 from typing import Any
 
-import pytest
 from acp import schema
 
 from protocol.updates import Location, ToolCall
@@ -215,7 +214,6 @@ async def test_mode_changes_are_mirrored_in_both_forms(tmp_path, workspace, fake
     assert mode.current_mode_id == "acceptEdits"
 
 
-@pytest.mark.xfail(strict=True, reason="the mode config option is not updated")
 async def test_an_approved_plan_moves_the_editors_mode_too(tmp_path, workspace, fake_llm):
     plan = {"todos": [{"id": "1", "content": "Write a.txt", "status": "pending"}]}
     fake_llm.script(

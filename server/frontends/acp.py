@@ -95,12 +95,13 @@ class AcpDoor:
             out.append(view.usage_update(update, self._context_window(session_id)))
         elif isinstance(update, ModelSwitched):
             out.extend(self._config_update(session_id))
-        elif isinstance(update, ModeChanged):
+        elif isinstance(update, ModeChanged):  # both forms, as for the editor's own change
             out.append(
                 schema.CurrentModeUpdate(
                     session_update="current_mode_update", current_mode_id=update.mode
                 )
             )
+            out.extend(self._config_update(session_id))
         for item in out:
             self._outbox.put_nowait((session_id, item))
 
