@@ -66,6 +66,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
         "MCP server db: failed — MCP server 'db' is not running (failed: the server closed the connection)",
         "Could not save this session (database or disk is full); it goes on in memory.",
         "You answered the agent's question.",
+        "Now in acceptEdits mode (plan approved).",
         "Switched to claude-sonnet-4-6 (image in prompt).",
         "Compacted the conversation: 150,000 → 42,000 tokens.",
         "This folder is not trusted, so its settings were ignored: permissions.mode (bypassPermissions); permissions.allow; tools: null; skill deploy: allowed-tools. Trust this folder",
@@ -75,7 +76,8 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       assert.equal(await end.getAttribute("data-terminal"), "aborted");
       assert.match(await end.innerText(), /Cancelled\s+250 in · 28 out tokens/);
       assert.equal(await page.locator("#model").inputValue(), "claude-sonnet-4-6");
-      assert.match(await page.locator("#status").innerText(), /default mode/);
+      // the golden transcript approves a plan: its mode_changed moved the session to acceptEdits
+      assert.match(await page.locator("#status").innerText(), /acceptEdits mode/);
       assert.deepEqual(await p.problems(), []);
       if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/golden-${bridge}.png`, fullPage: true });
       await page.close();
