@@ -384,7 +384,7 @@ an unknown session."""
 
 
 def initialize_example() -> tuple[dict, dict]:
-    caps = {"permissions": True, "questions": True, "images": True, "diffs": True}
+    caps = {"permissions": True, "questions": True, "images": True, "diffs": True, "reportTurns": True}
     request = {
         "jsonrpc": "2.0",
         "id": 0,

@@ -26,6 +26,11 @@ class AgentlsClientCapabilities(WireModel):
     """It can send and show images."""
     diffs: bool = False
     """It can render the `diff` of a `tool_call_update`."""
+    report_turns: bool = False
+    """It shows turns it did not prompt. Background subagents then outlive the turn that
+    started them: a report that arrives while the session is idle runs a turn of its own (its
+    updates carry a new `turnId`, open with a `user_message_chunk` whose `origin` is `report`
+    and end with `turn_end`). Without it, a turn waits for its background subagents' reports."""
 
 
 class ExperimentalClientCapabilities(WireModel):

@@ -363,9 +363,38 @@ class SubagentInfo(WireModel):
     model: str | None = None
 
 
+class BackgroundSubagent(WireModel):
+    """A background subagent of a session (`task` with `background: true`)."""
+
+    task_id: str
+    """The `task` call's toolCallId: the id of its `subagent` updates."""
+    profile: str
+    description: str
+    status: Literal["running", "completed", "failed", "aborted"]
+    turn_id: str
+    """The turn that started it; it may outlive that turn."""
+    activity: str | None = None
+    """What it did last (the title of its latest tool call), while it runs."""
+    reported: bool
+    """Its report has been handed to the model."""
+
+
 class SubagentsListResult(WireModel):
     subagents: list[SubagentInfo]
     warnings: list[CatalogWarning] = []
+    background: list[BackgroundSubagent] = []
+    """With `sessionId`: the session's background subagents, running and finished, oldest
+    first."""
+
+
+class StopSubagentParams(WireModel):
+    session_id: str
+    task_id: str
+
+
+class StopSubagentResult(WireModel):
+    stopped: bool
+    """False when it had already finished (or was stopped before)."""
 
 
 class McpListParams(WorkspaceRef):
@@ -533,7 +562,15 @@ METHODS: tuple[Method, ...] = (
         C2S,
         SubagentsListParams,
         SubagentsListResult,
-        "Subagent profiles the `task` tool can start in a workspace.",
+        "Subagent profiles the `task` tool can start in a workspace, and a session's "
+        "background subagents.",
+    ),
+    Method(
+        "subagents/stop",
+        C2S,
+        StopSubagentParams,
+        StopSubagentResult,
+        "Stop one background subagent of a session; the model is told at its next call.",
     ),
     Method(
         "mcp/list",

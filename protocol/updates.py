@@ -46,10 +46,13 @@ class Diff(WireModel):
 
 
 class UserMessageChunk(WireModel):
-    """Text the user sent (replayed by session/load)."""
+    """Text the user sent (replayed by session/load), or reports handed to the model."""
 
     kind: Literal["user_message_chunk"] = "user_message_chunk"
     text: str
+    origin: Literal["report"] | None = None
+    """`report`: not the user's words but background subagents' reports, handed to the model
+    as a message of the conversation. Absent for what the user sent."""
 
 
 class AgentMessageChunk(WireModel):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from protocol.methods import (
     AskQuestionResult,
@@ -40,6 +40,22 @@ class SessionSearch(Protocol):
     def session(self, sid: str) -> Any: ...
 
 
+class SessionHost(Protocol):
+    """What the session service offers work that outlives the turn that started it (background
+    subagents). Given only when the client shows turns it did not prompt."""
+
+    def wake(self) -> None:
+        """The session has input of its own (a finished background subagent): once no turn
+        runs, the service asks for it (`SessionOffer.background`) and runs a turn with it."""
+        ...
+
+    def sink_after(self, turn_id: str) -> TurnSink:
+        """Where that work reports once turn `turn_id` has ended: updates join the session's
+        running turn (dropped while none runs), permission requests and questions still reach
+        the user."""
+        ...
+
+
 @dataclass
 class SessionSpec:
     session_id: str
@@ -50,6 +66,8 @@ class SessionSpec:
     subagent: str | None = None
     search: SessionSearch | None = None
     """Where `search_sessions` searches; None when the server stores no sessions."""
+    host: SessionHost | None = None
+    """None: work a turn starts ends with that turn."""
 
 
 @dataclass
@@ -62,6 +80,9 @@ class TurnInput:
     model: str | None = None
     think: str | bool | None = None
     thinking_budget: int | None = None
+    origin: Literal["user", "report"] = "user"
+    """`report`: `text` is background subagents' reports, taken as the model's next message
+    as it is (no slash commands, no image paths)."""
 
 
 @dataclass

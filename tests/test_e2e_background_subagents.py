@@ -9,14 +9,8 @@ import asyncio
 import threading
 from typing import Any
 
-import pytest
-
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, new_session, prompt, start
-
-pytestmark = pytest.mark.xfail(
-    strict=True, reason="a turn waits for its background subagents; nothing outlives it"
-)
 
 CAPS = {"permissions": True, "questions": True, "reportTurns": True}
 SUBTASK = "SUBTASK: count the Python files under src/ and report the number."

@@ -11,6 +11,7 @@ export interface AgentlsWireTypes {
   AgentlsServerCapabilities?: AgentlsServerCapabilities;
   AskQuestionParams?: AskQuestionParams;
   AskQuestionResult?: AskQuestionResult;
+  BackgroundSubagent?: BackgroundSubagent;
   CatalogWarning?: CatalogWarning;
   Compaction?: Compaction;
   Diff?: Diff;
@@ -76,6 +77,8 @@ export interface AgentlsWireTypes {
   SteerParams?: SteerParams;
   SteerResult?: SteerResult;
   StepFinish?: StepFinish;
+  StopSubagentParams?: StopSubagentParams;
+  StopSubagentResult?: StopSubagentResult;
   StoreWarning?: StoreWarning;
   StreamRetry?: StreamRetry;
   SubagentInfo?: SubagentInfo;
@@ -136,6 +139,13 @@ export interface AgentlsClientCapabilities {
    * `user_not_reachable` and the model proceeds on its own.
    */
   questions?: boolean;
+  /**
+   * It shows turns it did not prompt. Background subagents then outlive the turn that
+   * started them: a report that arrives while the session is idle runs a turn of its own (its
+   * updates carry a new `turnId`, open with a `user_message_chunk` whose `origin` is `report`
+   * and end with `turn_end`). Without it, a turn waits for its background subagents' reports.
+   */
+  reportTurns?: boolean;
 }
 /**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -240,6 +250,33 @@ export interface AskQuestionResult {
     [k: string]: string | string[];
   } | null;
   declined?: boolean | null;
+}
+/**
+ * A background subagent of a session (`task` with `background: true`).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "BackgroundSubagent".
+ */
+export interface BackgroundSubagent {
+  /**
+   * What it did last (the title of its latest tool call), while it runs.
+   */
+  activity?: string | null;
+  description: string;
+  profile: string;
+  /**
+   * Its report has been handed to the model.
+   */
+  reported: boolean;
+  status: "running" | "completed" | "failed" | "aborted";
+  /**
+   * The `task` call's toolCallId: the id of its `subagent` updates.
+   */
+  taskId: string;
+  /**
+   * The turn that started it; it may outlive that turn.
+   */
+  turnId: string;
 }
 /**
  * A skill or subagent profile file that was skipped, and why.
@@ -989,13 +1026,18 @@ export interface SessionUpdateParams {
     | TurnEnd;
 }
 /**
- * Text the user sent (replayed by session/load).
+ * Text the user sent (replayed by session/load), or reports handed to the model.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
  * via the `definition` "UserMessageChunk".
  */
 export interface UserMessageChunk {
   kind: "user_message_chunk";
+  /**
+   * `report`: not the user's words but background subagents' reports, handed to the model
+   * as a message of the conversation. Absent for what the user sent.
+   */
+  origin?: "report" | null;
   text: string;
 }
 /**
@@ -1259,6 +1301,24 @@ export interface SteerResult {
   queued: boolean;
 }
 /**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "StopSubagentParams".
+ */
+export interface StopSubagentParams {
+  sessionId: string;
+  taskId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "StopSubagentResult".
+ */
+export interface StopSubagentResult {
+  /**
+   * False when it had already finished (or was stopped before).
+   */
+  stopped: boolean;
+}
+/**
  * A subagent profile the `task` tool can start.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -1297,6 +1357,11 @@ export interface SubagentsListParams {
  * via the `definition` "SubagentsListResult".
  */
 export interface SubagentsListResult {
+  /**
+   * With `sessionId`: the session's background subagents, running and finished, oldest
+   * first.
+   */
+  background?: BackgroundSubagent[];
   subagents: SubagentInfo[];
   warnings?: CatalogWarning[];
 }
@@ -1325,6 +1390,7 @@ export const Method = {
   Shutdown: "shutdown",
   SkillsList: "skills/list",
   SubagentsList: "subagents/list",
+  SubagentsStop: "subagents/stop",
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
@@ -1359,8 +1425,10 @@ export interface ClientRequests {
   "shutdown": { params: null; result: null };
   /** Skills a workspace can run (slash commands, the `skill` tool) and files that were skipped. */
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
-  /** Subagent profiles the `task` tool can start in a workspace. */
+  /** Subagent profiles the `task` tool can start in a workspace, and a session's background subagents. */
   "subagents/list": { params: SubagentsListParams; result: SubagentsListResult };
+  /** Stop one background subagent of a session; the model is told at its next call. */
+  "subagents/stop": { params: StopSubagentParams; result: StopSubagentResult };
 }
 
 export interface ClientNotifications {

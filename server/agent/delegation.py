@@ -1,13 +1,13 @@
 """A session's place in the subagent tree: which profiles it may start, its depth, the turn's
-budget, the limits, and the background subagents of a running turn.
+budget, the limits, and its background subagents.
 
 Subagents nest at most `MAX_DEPTH` deep and at most `MAX_PER_TURN` run per top-level turn.
-Background subagents live in the parent turn's task group: cancelling the turn cancels them, and
-the turn does not end while one of them has not reported.
+Background subagents outlive their turn when the session has a host (`Background`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from protocol.methods import BackgroundSubagent
+from protocol.updates import SessionUpdateKind, SubagentUpdate
 from server.agent.profiles import Profile, ProfileRegistry
 from server.providers.messages import Message, TextPart
+from server.turn import SessionHost, TurnSink
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
 MAX_DEPTH = 5
 MAX_PER_TURN = 32
-TASK_TOOLS = ("task", "task_output")
+TASK_TOOLS = ("task", "task_output", "kill_task")
 Status = Literal["completed", "failed", "aborted"]
 
 
@@ -80,31 +83,102 @@ class BackgroundTask:
     id: str
     profile: str
     description: str
+    turn_id: str = ""
+    """The turn that started it."""
     done: anyio.Event = field(default_factory=anyio.Event)
     report: Report | None = None
     collected: bool = False
+    activity: str | None = None
+    final: SubagentUpdate | None = None
+    """Hosted: its last `subagent` update, sent when its report is handed to the model."""
+    scope: anyio.CancelScope | None = None
+    quiet: bool = False
+    """Stopped by the user: its report waits for the next model call instead of waking the
+    session."""
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status | Literal["running"]:
         if not self.done.is_set():
             return "running"
         return self.report.status if self.report else "aborted"
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {"taskId": self.id, "status": self.status}
-        return {**out, **self.report.result()} if self.report else out
+        if self.report:
+            return {**out, **self.report.result()}
+        if self.done.is_set():
+            return {**out, "summary": "It was stopped before it finished."}
+        return out
+
+    def info(self) -> BackgroundSubagent:
+        return BackgroundSubagent(
+            task_id=self.id,
+            profile=self.profile,
+            description=self.description,
+            status=self.status,
+            turn_id=self.turn_id,
+            activity=self.activity if not self.done.is_set() else None,
+            reported=self.collected,
+        )
+
+
+class Relay:
+    """The sink a hosted background subagent reports through: its turn's sink while that turn
+    runs, then the host's (`SessionHost.sink_after`). Its final `subagent` update is held back
+    until its report is handed to the model, so the card and the report arrive together."""
+
+    def __init__(self, target: TurnSink, task: BackgroundTask):
+        self.target, self.task = target, task
+        self.session_id, self.turn_id = target.session_id, target.turn_id
+
+    def emit(self, update: SessionUpdateKind) -> None:
+        if isinstance(update, SubagentUpdate) and update.id == self.task.id:
+            if update.status != "running":
+                self.task.final = update
+                return
+            self.task.activity = update.summary
+        self.target.emit(update)
+
+    async def request_permission(self, tool_call: Any, options: list) -> Any:
+        return await self.target.request_permission(tool_call, options)
+
+    async def ask_question(self, questions: list, *, timeout: float) -> Any:
+        return await self.target.ask_question(questions, timeout=timeout)
+
+
+REPORTS_HEADER = "Background subagents finished:"
+KEPT_FINISHED = 32
+"""Reported background subagents a session remembers (for task_output and subagents/list)."""
 
 
 class Background:
-    """The background subagents of one running turn, run in that turn's task group."""
+    """A session's background subagents.
 
-    def __init__(self) -> None:
+    Hosted (`SessionHost`: the client shows turns it did not prompt), they outlive the turn that
+    started them: a report joins the next model call of whichever turn runs, and one that
+    arrives while the session is idle wakes it for a turn of its own. Without a host they run
+    in their turn's task group: leaving the turn cancels them, and the turn does not end while
+    one has not reported.
+    """
+
+    def __init__(self, host: SessionHost | None = None) -> None:
+        self.host = host
         self.tasks: dict[str, BackgroundTask] = {}
         self._group: TaskGroup | None = None
+        self._relays: list[Relay] = []
+        self._jobs: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Host the turn's background subagents; leaving cancels the ones still running."""
+    async def running(self, turn_id: str) -> AsyncIterator[None]:
+        """Around one turn: hosted, hand this turn's subagents to the host when it ends;
+        otherwise host them in the turn and cancel the ones still running when it ends."""
+        if self.host is not None:
+            self._forget_reported()
+            try:
+                yield
+            finally:
+                self._detach(turn_id)
+            return
         self.tasks = {}
         try:
             async with anyio.create_task_group() as group:
@@ -123,34 +197,108 @@ class Background:
     def running_count(self) -> int:
         return sum(not t.done.is_set() for t in self.tasks.values())
 
+    def sink_for(self, task: BackgroundTask, sink: TurnSink) -> TurnSink:
+        if self.host is None:
+            return sink
+        relay = Relay(sink, task)
+        self._relays.append(relay)
+        return relay
+
     def start(self, task: BackgroundTask, job: Callable[[], Awaitable[Report]]) -> None:
-        if self._group is None:
+        if self.host is None and self._group is None:
             raise LimitError("Background subagents need a running turn.")
         self.tasks[task.id] = task
 
         async def run() -> None:
             try:
-                task.report = await job()
+                with anyio.CancelScope() as task.scope:
+                    task.report = await job()
             finally:
                 task.done.set()
+                if self.host is not None and not task.quiet:
+                    self.host.wake()
 
-        self._group.start_soon(run)
+        if self._group is not None:
+            self._group.start_soon(run)
+            return
+        # Hosted: the job outlives the turn, so it cannot live in the turn's task group.
+        job_task = asyncio.get_running_loop().create_task(run())
+        self._jobs.add(job_task)
+        job_task.add_done_callback(self._jobs.discard)
+
+    def stop(self, task_id: str, *, by_model: bool) -> bool:
+        """Cancel one running subagent (its report says it was aborted); False if it is not
+        running. Stopped by the model, it is not reported (the model knows); stopped by the
+        user, the model is told at its next call."""
+        task = self.tasks.get(task_id)
+        if task is None or task.done.is_set() or task.scope is None:
+            return False
+        task.scope.cancel()
+        task.collected = task.collected or by_model
+        task.quiet = True
+        return True
 
     async def wait(self, task: BackgroundTask, timeout: float) -> None:
         with anyio.move_on_after(timeout):
             await task.done.wait()
 
-    async def report(self, history: list[Message]) -> bool:
-        """Wait for the background subagents nobody collected and put their reports into the
-        history for the next model call; False when there were none."""
-        pending = [t for t in self.tasks.values() if not t.collected]
-        if not pending:
-            return False
-        lines = ["Background subagents finished:"]
-        for task in pending:
-            await task.done.wait()
+    def pending(self) -> bool:
+        """Reports are waiting to be handed to the model."""
+        return any(t.done.is_set() and not t.collected for t in self.tasks.values())
+
+    def take(self) -> tuple[str, list[SubagentUpdate]] | None:
+        """The finished reports nobody collected, now collected: the message that hands them
+        to the model, and the final `subagent` update of each (hosted ones held it back)."""
+        ready = [t for t in self.tasks.values() if t.done.is_set() and not t.collected]
+        if not ready:
+            return None
+        lines = [REPORTS_HEADER]
+        finals = []
+        for task in ready:
             task.collected = True
             result = json.dumps(task.result(), ensure_ascii=False)
             lines.append(f"- {task.id} ({task.profile}: {task.description}): {result}")
-        history.append(Message("user", [TextPart("\n".join(lines))]))
+            if task.final is not None:
+                finals.append(task.final)
+                task.final = None
+        return "\n".join(lines), finals
+
+    async def report(self, history: list[Message]) -> bool:
+        """Not hosted: wait for the background subagents nobody collected and put their reports
+        into the history for the next model call; False when there were none."""
+        pending = [t for t in self.tasks.values() if not t.collected]
+        if not pending:
+            return False
+        for task in pending:
+            await task.done.wait()
+        taken = self.take()
+        assert taken is not None
+        history.append(Message("user", [TextPart(taken[0])]))
         return True
+
+    async def close(self) -> None:
+        """The session closes: stop every subagent still running and wait for them."""
+        for task in self.tasks.values():
+            if task.scope is not None:
+                task.scope.cancel()
+        jobs = list(self._jobs)
+        for job in jobs:
+            job.cancel()
+        if jobs:
+            await asyncio.gather(*jobs, return_exceptions=True)
+
+    def _detach(self, turn_id: str) -> None:
+        assert self.host is not None
+        keep = []
+        for relay in self._relays:
+            if relay.task.done.is_set():
+                continue
+            if relay.turn_id == turn_id:
+                relay.target = self.host.sink_after(turn_id)
+            keep.append(relay)
+        self._relays = keep
+
+    def _forget_reported(self) -> None:
+        finished = [t for t in self.tasks.values() if t.done.is_set() and t.collected]
+        for task in finished[: max(0, len(finished) - KEPT_FINISHED)]:
+            del self.tasks[task.id]

@@ -1,7 +1,7 @@
 """The agent loop: call the model, stream what it says, run the tools it asks for, repeat.
 
-It ends when the model answers without tool calls (and no steer or background subagent report
-is waiting), at the step limit, or when the session service cancels it (user cancel, deadline).
+It ends when the model answers without tool calls (and no steer or finished background
+subagent's report is waiting), at the step limit, or when the session service cancels it (user cancel, deadline).
 History stays valid for the next turn either way: partial text is kept, and when a step ends
 however it ends, `closing.end_step` closes every tool-call card it announced and answers every
 unanswered call with an "interrupted" or "not run" result. Subagents run this same loop with their own session.
@@ -75,7 +75,7 @@ async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> Turn
     session.turn_usage = Usage()
     session.plan_asked = False
     try:
-        async with session.background.running():  # leaving it cancels background subagents
+        async with session.background.running(sink.turn_id):
             stop = await run_steps(session, sink)
     finally:
         session.end_vision()
@@ -94,7 +94,7 @@ async def run_steps(session: AgentSession, sink: ClosingSink) -> StopReason:
         sink.emit(
             StepFinish(step=step, finish_reason=finish.reason, usage=wire_usage(finish.usage))
         )
-        if not calls and not await more_input(session):
+        if not calls and not await more_input(session, sink):
             return STOP_REASONS.get(finish.reason, "end_turn")
     return "max_turn_requests"
 
@@ -102,6 +102,8 @@ async def run_steps(session: AgentSession, sink: ClosingSink) -> StopReason:
 async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[ToolCallPart]]:
     """One model call and the tool calls it asked for; `end_step` closes what it leaves open."""
     take_steers(session, sink)
+    if session.background.host is not None:
+        take_reports(session, sink)
     context = await prepare_call(session, sink)
     session.turn_usage += await compaction.fit(session, context, sink)
     finish = await stream_reply(session, build_request(session, context), sink)
@@ -113,9 +115,27 @@ async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[
     return finish, calls
 
 
-async def more_input(session: AgentSession) -> bool:
-    """A steer that arrived late, or reports of background subagents, get a call of their own."""
-    return bool(session.steers) or await session.background.report(session.history)
+async def more_input(session: AgentSession, sink: TurnSink) -> bool:
+    """A steer that arrived late, or reports of background subagents, get a call of their own.
+    Hosted background subagents still running do not hold the turn: they report later."""
+    if session.steers:
+        return True
+    if session.background.host is not None:
+        return session.background.pending()
+    return await session.background.report(session.history)
+
+
+def take_reports(session: AgentSession, sink: TurnSink) -> None:
+    """Finished background subagents' reports join the history as a message, shown to the
+    client as such, with each one's final `subagent` update."""
+    taken = session.background.take()
+    if taken is None:
+        return
+    text, finals = taken
+    session.history.append(Message("user", [TextPart(text)]))
+    sink.emit(UserMessageChunk(text=text, origin="report"))
+    for update in finals:
+        sink.emit(update)
 
 
 def take_steers(session: AgentSession, sink: TurnSink) -> None:

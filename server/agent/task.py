@@ -1,4 +1,5 @@
-"""task and task_output: start subagents and collect what background ones report.
+"""task, task_output and kill_task: start subagents, collect what background ones report, stop
+one that is no longer needed.
 
 Both tools are bound to the session that runs them, since a subagent is built from its parent
 session. Starting one needs no permission of its own: every tool call the subagent makes is
@@ -10,6 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import anyio
 from pydantic import Field
 
 from server.agent import subagents
@@ -25,7 +27,8 @@ Start a subagent: a separate agent with a fresh context that does one task and r
 flood your own context. It sees nothing of this conversation, so the prompt must say everything \
 it needs: the goal, the relevant paths, what to report. Several task calls in one reply run in \
 parallel. With background: true you get a taskId at once and keep working; collect the report \
-with task_output (reports you have not collected are handed to you before your turn ends). \
+with task_output, or let it come to you: a report you have not collected arrives as a message \
+once it is done. Stop one you no longer need with kill_task. \
 Subagents nest at most 5 deep and at most 32 run per user turn; past that, do the work yourself."""
 
 OUTPUT_DESCRIPTION = (
@@ -91,20 +94,34 @@ class TaskTool(Tool):
         delegation.budget.spawned += 1
         task_id = CALL_ID.get() or f"sub_{uuid.uuid4().hex[:12]}"
         child = subagents.spawn(session, profile, task_tools)
-        up = SubagentSink(ctx.sink, task_id, profile.name, session.spec.cwd)
-        up.status("running", args.description)
-        job = lambda: run_child(session, child, args.prompt, up)  # noqa: E731
+        cwd = session.spec.cwd
         if args.background:
-            session.background.start(BackgroundTask(task_id, profile.name, args.description), job)
+            task = BackgroundTask(task_id, profile.name, args.description, ctx.sink.turn_id)
+            up = SubagentSink(session.background.sink_for(task, ctx.sink), task_id, profile.name, cwd)
+            up.status("running", args.description)
+            session.background.start(task, lambda: run_child(session, child, args.prompt, up))
             return {"taskId": task_id, "status": "running"}
-        report = await job()
+        up = SubagentSink(ctx.sink, task_id, profile.name, cwd)
+        up.status("running", args.description)
+        report = await run_child(session, child, args.prompt, up)
         if report.status == "failed":
             raise ToolError(report.summary)
         return report.result()
 
 
-class TaskOutputInput(ToolInput):
+class TaskRef(ToolInput):
     task_id: str = Field(description="The taskId that task(background: true) returned.")
+
+
+def find_task(session: AgentSession, task_id: str) -> BackgroundTask:
+    task = session.background.tasks.get(task_id)
+    if task is None:
+        known = ", ".join(session.background.tasks) or "none"
+        raise ToolError(f"No background subagent {task_id!r}. Known: {known}.")
+    return task
+
+
+class TaskOutputInput(TaskRef):
     wait: bool = Field(True, description="Wait for the subagent to finish.")
     timeout: float = Field(300, gt=0, le=1800, description="Seconds to wait at most.")
 
@@ -124,10 +141,7 @@ class TaskOutputTool(Tool):
 
     async def run(self, ctx: ToolContext, args: TaskOutputInput) -> dict[str, Any]:
         background = self.session.background
-        task = background.tasks.get(args.task_id)
-        if task is None:
-            known = ", ".join(background.tasks) or "none in this turn"
-            raise ToolError(f"No background subagent {args.task_id!r}. Known: {known}.")
+        task = find_task(self.session, args.task_id)
         if args.wait:
             await background.wait(task, args.timeout)
         if task.status == "running":
@@ -136,6 +150,42 @@ class TaskOutputTool(Tool):
         return task.result()
 
 
+class KillTaskTool(Tool):
+    name = "kill_task"
+    description = (
+        "Stop a background subagent started with task(background: true) that is no longer "
+        "needed. What it already changed stays; it reports nothing more."
+    )
+    Input = TaskRef
+    # It only stops work this session started; nothing outside the session changes.
+    read_only = True
+    kind = "other"
+
+    def __init__(self, session: AgentSession):
+        self.session = session
+
+    def title(self, args: TaskRef) -> str:
+        return f"Stop {args.task_id}"
+
+    async def run(self, ctx: ToolContext, args: TaskRef) -> dict[str, Any]:
+        background = self.session.background
+        task = find_task(self.session, args.task_id)
+        if not background.stop(args.task_id, by_model=True):
+            task.collected = True
+            return {**task.result(), "hint": "It had already finished: this is its report."}
+        with anyio.move_on_after(STOP_WAIT_S):
+            await task.done.wait()
+        if task.final is not None and ctx.sink is not None:
+            ctx.sink.emit(task.final)
+            task.final = None
+        return task.result()
+
+
+STOP_WAIT_S = 30.0
+"""How long kill_task waits for a stopped subagent to close its tool calls."""
+
+
 def task_tools(session: AgentSession) -> dict[str, Tool]:
     """The task tools bound to `session`."""
-    return {t.name: t for t in (TaskTool(session), TaskOutputTool(session))}
+    tools = (TaskTool(session), TaskOutputTool(session), KillTaskTool(session))
+    return {t.name: t for t in tools}

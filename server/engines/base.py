@@ -16,6 +16,7 @@ from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 if TYPE_CHECKING:  # names for the catalogue's fields; every door imports this module at start
     from protocol.methods import McpServerInfo
+    from server.agent.delegation import Background
     from server.agent.profiles import ProfileRegistry
     from server.skills import SkillCatalog
     from server.tools.base import FileAccess
@@ -56,6 +57,8 @@ class SessionOffer:
     """The subagent profiles the session may start."""
     mcp: list[McpServerInfo] | None = None
     """The session's MCP servers; None when the engine runs none."""
+    background: Background | None = None
+    """The session's background subagents; None when the engine runs none."""
     use_editor_files: Callable[[FileAccess], None] | None = None
     """Routes the session's file tools through the editor first (ACP `fs/*`); None when the
     engine's tools do not run here."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from server.agent.delegation import Delegation
+from server.agent.delegation import Background, Delegation
 from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
 from server.agent.profiles import Profile, ProfileRegistry
@@ -29,7 +29,7 @@ from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
 from server.providers.base import ProviderFactory
-from server.providers.messages import Usage
+from server.providers.messages import Message, TextPart, Usage
 from server.providers.registry import (
     ProviderConfigError,
     create_provider,
@@ -107,6 +107,7 @@ class NativeEngine:
             retry=RetryPolicy(max_retries=settings.max_retries),
             skills=skills,
             delegation=Delegation(ProfileRegistry(spec.cwd, home=home)),
+            background=Background(spec.host),
             instructions=Instructions.from_config(spec.cwd, home, spec.config),
             environ=self._environ,
         )
@@ -131,6 +132,9 @@ class NativeEngine:
             sink.emit(notice)
         if turn.model:
             self.set_model(handle, turn.model, reason="prompt options")
+        if turn.origin == "report":
+            await anyio.to_thread.run_sync(handle.begin_turn)
+            return await run_turn(handle, Message("user", [TextPart(turn.text)]), sink)
         environ = self._env()
         # An unusable image raises `ImageError`: this turn fails, the session keeps serving.
         text, pictures = await anyio.to_thread.run_sync(
@@ -189,6 +193,7 @@ class NativeEngine:
             skills=skills,
             profiles=delegation.registry if delegation else None,
             mcp=handle.mcp.describe() if handle.mcp is not None else None,
+            background=handle.background,
             use_editor_files=use_editor_files,
         )
 
@@ -211,6 +216,7 @@ class NativeEngine:
         return None
 
     async def close_session(self, handle: AgentSession) -> None:
+        await handle.background.close()
         if self._jobs is not None:
             self._jobs.close_session(handle.spec.session_id)
         await self._mcp.close(handle)

@@ -37,6 +37,7 @@ class JsonRpcChannel:
             permissions=caps.permissions,
             images=caps.images,
             diffs=caps.diffs,
+            report_turns=caps.report_turns,
         )
 
     def send_update(self, params: SessionUpdateParams) -> None:

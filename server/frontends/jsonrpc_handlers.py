@@ -12,7 +12,14 @@ from pygls.exceptions import JsonRpcException
 
 from protocol import errors
 from protocol.base import WireModel
-from protocol.methods import Empty, EnginesListResult, Method, ModelsListResult, SteerResult
+from protocol.methods import (
+    Empty,
+    EnginesListResult,
+    Method,
+    ModelsListResult,
+    SteerResult,
+    StopSubagentResult,
+)
 from server.engines.registry import engine_infos
 from server.sessions.service import ServiceError, SessionService
 
@@ -89,7 +96,13 @@ class Handlers:
 
         session = self.service.get(p.session_id) if p.session_id else None
         cwd = session.cwd if session else Path(p.cwd)
-        return list_subagents(cwd, self.service.offer(session.id).profiles if session else None)
+        found = list_subagents(cwd, self.service.offer(session.id).profiles if session else None)
+        if session:
+            found.background = self.service.background(session.id)
+        return found
+
+    async def subagents_stop(self, p):
+        return StopSubagentResult(stopped=self.service.stop_subagent(p.session_id, p.task_id))
 
     async def mcp_list(self, p):
         from server.sessions.mcp import mcp_list

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 
@@ -26,6 +26,8 @@ class ClientCapabilities:
     permissions: bool = False
     images: bool = False
     diffs: bool = False
+    report_turns: bool = False
+    """It shows turns it did not prompt (so background subagents may outlive their turn)."""
 
 
 class ClientChannel(Protocol):
@@ -51,6 +53,8 @@ class Turn:
     """The usage of the model calls that finished (`step_finish`), for a turn that does not."""
     ended: anyio.Event = field(default_factory=anyio.Event)
     """Set once the turn's end is written and sent."""
+    origin: Literal["user", "report"] = "user"
+    """`report`: the server started it for background subagents' reports."""
 
 
 @dataclass

@@ -74,6 +74,7 @@ class Recorder:
         caps: ClientCapabilities,
         *,
         seq: int | None = None,
+        origin: str | None = None,
     ) -> None:
         state = snapshot(session) or dict(session.engine.describe(session.handle))
         history = state.pop("history", [])
@@ -83,7 +84,8 @@ class Recorder:
             "historyLength": len(history),
             "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
         }
-        self.store.begin_turn(session.id, turn.id, prompt_text(params), trace, seq=seq)
+        text = prompt_text(params)
+        self.store.begin_turn(session.id, turn.id, text, trace, seq=seq, origin=origin)
 
     def update(self, session: Session, turn_id: str, seq: int, update: Any) -> None:
         self.store.record_update(session.id, turn_id, seq, update)

@@ -16,7 +16,7 @@ import time
 import uuid
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import anyio
 
@@ -24,32 +24,26 @@ from protocol import errors
 from protocol.content import ImageContent, ResourceLink, TextContent
 from protocol.lifecycle import SandboxStatus
 from protocol.methods import (
-    AskQuestionParams,
-    AskQuestionResult,
+    BackgroundSubagent,
     ModeInfo,
     ModelState,
     ModeState,
     NewSessionParams,
     PermissionMode,
-    PermissionOption,
     PromptParams,
     PromptResult,
-    Question,
-    RequestPermissionParams,
-    RequestPermissionResult,
     SessionInfoResult,
     SessionUpdateParams,
-    ToolCallRef,
 )
 from protocol.updates import (
-    PermissionNote,
-    QuestionNote,
     SessionUpdateKind,
     StepFinish,
     StopReason,
     StoreWarning,
+    SubagentUpdate,
     Terminal,
     TurnEnd,
+    UserMessageChunk,
 )
 from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
@@ -60,80 +54,20 @@ from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
-from server.sessions.persist import Recorder
+from server.sessions.persist import Recorder, prompt_text
 from server.sessions.recording import TraceTarget, tracing
+from server.sessions.reports import ReportTurns
+from server.sessions.sinks import TurnSinkImpl
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
 from server.tools.sandbox import probe, settings_from
-from server.turn import SessionSpec, TurnInput, TurnOutcome, UserNotReachable
+from server.turn import SessionSpec, TurnInput, TurnOutcome
 
 log = logging.getLogger(__name__)
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 CLOSE_WAIT_S = 30.0
 """How long closing a session waits for its cancelled turn to write its end."""
-
-
-class TurnSinkImpl:
-    """The sink one turn reports through; it goes quiet at the turn's terminal."""
-
-    def __init__(self, service: SessionService, session: Session, turn: Turn):
-        self.session_id = session.id
-        self.turn_id = turn.id
-        self._service = service
-        self._session = session
-        self._turn = turn
-
-    def emit(self, update: SessionUpdateKind) -> None:
-        if not self._turn.live:
-            log.debug("dropped late %s for turn %s", update.kind, self.turn_id)
-            return
-        self._service._send(self._session, self._turn, update)
-
-    async def request_permission(
-        self, tool_call: ToolCallRef, options: list[PermissionOption]
-    ) -> RequestPermissionResult:
-        channel = self._service.channel
-        if not self._turn.live:
-            return RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
-        if not channel.capabilities.permissions:
-            raise UserNotReachable("the client cannot show permission requests")
-        self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id))
-        params = RequestPermissionParams(
-            session_id=self.session_id, turn_id=self.turn_id, tool_call=tool_call, options=options
-        )
-        try:
-            result = await channel.request_permission(params)
-        except Exception as exc:  # the client answered with an error: as good as a refusal
-            log.info("permission request answered with an error (%s); treated as rejected", exc)
-            result = RequestPermissionResult.model_validate({"outcome": {"outcome": "cancelled"}})
-        outcome = result.outcome.option_id or result.outcome.outcome
-        self.emit(PermissionNote(tool_call_id=tool_call.tool_call_id, outcome=outcome))
-        self._service._trace(self._session, self._turn, "permission", params, result)
-        return result
-
-    async def ask_question(self, questions: list[Question], *, timeout: float) -> AskQuestionResult:
-        channel = self._service.channel
-        if not self._turn.live or not channel.capabilities.questions:
-            raise UserNotReachable("the client cannot show questions")
-        wire = [q.to_wire() for q in questions]
-        self.emit(QuestionNote(questions=wire))
-        params = AskQuestionParams(
-            session_id=self.session_id, turn_id=self.turn_id, questions=questions
-        )
-        with anyio.fail_after(timeout):
-            try:
-                result = await channel.ask_question(params)
-            except UserNotReachable:
-                raise
-            except Exception as exc:  # the client answered with an error: as good as a decline
-                log.info("question answered with an error (%s); treated as declined", exc)
-                result = AskQuestionResult(declined=True)
-        self.emit(
-            QuestionNote(questions=wire, outcome="declined" if result.declined else "answered")
-        )
-        self._service._trace(self._session, self._turn, "question", params, result)
-        return result
 
 
 class SessionService(StoredSessions):
@@ -155,6 +89,7 @@ class SessionService(StoredSessions):
         self.store = store
         self.recorder = Recorder(store) if store else None
         self._restoring = anyio.Lock()
+        self.reports = ReportTurns(self)
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -185,6 +120,7 @@ class SessionService(StoredSessions):
             mode=mode,
             subagent=params.subagent,
             search=self.store,
+            host=self.reports.host(session_id),
         )
         try:
             handle = await engine.create_session(spec)
@@ -301,6 +237,7 @@ class SessionService(StoredSessions):
 
     async def close_all(self) -> None:
         """Close every session, dispose the engines and close the store (server shutdown)."""
+        await self.reports.close()
         for session_id in list(self.sessions):
             await self.close(session_id)
         for engine in self.engines.values():
@@ -326,22 +263,69 @@ class SessionService(StoredSessions):
         if self.recorder:
             self.recorder.state_changed(session)
 
+    def background(self, session_id: str) -> list[BackgroundSubagent]:
+        found = self.offer(session_id).background
+        return [t.info() for t in found.tasks.values()] if found else []
+
+    def stop_subagent(self, session_id: str, task_id: str) -> bool:
+        """Stop one background subagent; the model is told at its next call."""
+        found = self.offer(session_id).background
+        if found is None or task_id not in found.tasks:
+            known = ", ".join(found.tasks) if found else ""
+            raise ServiceError(
+                errors.INVALID_PARAMS,
+                f"no background subagent {task_id!r} in session {session_id}; "
+                f"known: {known or 'none'}",
+            )
+        return found.stop(task_id, by_model=False)
+
     # -- turns --------------------------------------------------------------------------------
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         session = self.get(params.session_id)
+        while session.turn is not None and session.turn.origin == "report":
+            await session.turn.ended.wait()  # a report's turn is short: the prompt follows it
         if session.turn is not None:
             raise ServiceError(
                 errors.SESSION_BUSY,
                 f"session {session.id} is running turn {session.turn.id}; cancel it or steer",
             )
-        turn = Turn(id=f"turn_{uuid.uuid4().hex[:12]}")
+        return await self._turn(session, params)
+
+    async def report_turn(
+        self, session: Session, text: str, finals: list[SubagentUpdate]
+    ) -> PromptResult:
+        """A turn of the server's own: background subagents' reports (`text`) handed to the
+        model while the session was idle. The client sees it open with the reports as a
+        `user_message_chunk` of origin `report`, and each one's final `subagent` update."""
+        params = PromptParams(session_id=session.id, prompt=[TextContent(text=text)])
+        return await self._turn(session, params, origin="report", finals=finals)
+
+    async def _turn(
+        self,
+        session: Session,
+        params: PromptParams,
+        *,
+        origin: Literal["user", "report"] = "user",
+        finals: list[SubagentUpdate] | None = None,
+    ) -> PromptResult:
+        turn = Turn(id=f"turn_{uuid.uuid4().hex[:12]}", origin=origin)
         session.turn = turn
         try:
+            reserved = None
             if self.recorder:
                 session.seq += 1  # the prompt's place in the session's events, as replayed
+                reserved = session.seq
                 caps = self.channel.capabilities
-                self.recorder.turn_started(session, turn, params, caps, seq=session.seq)
+                report = origin if origin == "report" else None
+                self.recorder.turn_started(
+                    session, turn, params, caps, seq=session.seq, origin=report
+                )
+            if origin == "report":
+                chunk = UserMessageChunk(text=prompt_text(params), origin="report")
+                self._deliver(session, turn.id, chunk, seq=reserved)
+                for update in finals or []:
+                    self._send(session, turn, update)
             result = await self._run(session, turn, params)
         finally:
             session.turn = None
@@ -359,6 +343,7 @@ class SessionService(StoredSessions):
             with anyio.move_on_after(deadline) as deadline_scope:
                 try:
                     turn_input = to_turn_input(turn.id, params)
+                    turn_input.origin = turn.origin
                     outcome = await session.engine.run_turn(session.handle, turn_input, sink)
                 except Exception as exc:
                     log.warning(

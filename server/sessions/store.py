@@ -126,12 +126,20 @@ class Store:
         self._put("session", sid, cwd, engine, state, time.time())
 
     def begin_turn(
-        self, sid: str, tid: str, prompt: str, trace: dict[str, Any], *, seq: int | None = None
+        self,
+        sid: str,
+        tid: str,
+        prompt: str,
+        trace: dict[str, Any],
+        *,
+        seq: int | None = None,
+        origin: str | None = None,
     ) -> None:
         """A turn starts: its row (`running`), the prompt in the journal (with `seq`), the title
-        if none."""
+        if none. `origin: report`: the prompt is background subagents' reports (no title)."""
         now = time.time()
-        self._put("turn", sid, tid, prompt, derive_title(prompt), self.owner, now, seq)
+        title = derive_title(prompt) if origin is None else ""
+        self._put("turn", sid, tid, prompt, title, self.owner, now, seq, origin)
         self._put("trace", sid, tid, None, now, "prompt", trace)
 
     def record_update(self, sid: str, tid: str, seq: int, update: Any) -> None:

@@ -25,6 +25,7 @@ from server.sessions.errors import ServiceError
 from server.sessions.model import Session
 from server.sessions.persist import EDITOR_TRUST, Recorder
 from server.sessions.persist import snapshot as snapshot_of
+from server.sessions.reports import ReportTurns
 from server.sessions.store import Store, StoreError
 from server.timestamps import iso
 from server.turn import SessionSpec
@@ -37,6 +38,7 @@ class ServiceParts(Protocol):
     store: Store | None
     recorder: Recorder | None
     _restoring: anyio.Lock
+    reports: ReportTurns
 
     def describe(self, session: Session) -> SessionInfoResult: ...
 
@@ -141,6 +143,7 @@ class StoredSessions:
             mode=mode,
             subagent=snapshot.get("subagent"),
             search=self.store,
+            host=self.reports.host(session_id),
         )
         try:
             handle = await engine.restore(spec, snapshot)

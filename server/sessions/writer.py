@@ -120,7 +120,15 @@ class Writer:
         )
 
     def op_turn(
-        self, sid: str, tid: str, prompt: str, title: str, owner: str, ts: float, seq: int | None
+        self,
+        sid: str,
+        tid: str,
+        prompt: str,
+        title: str,
+        owner: str,
+        ts: float,
+        seq: int | None,
+        origin: str | None = None,
     ) -> None:
         cursor = self.conn.execute(
             "INSERT INTO turns (id, session_id, status, prompt, owner, started_at) "
@@ -134,7 +142,8 @@ class Writer:
             "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
             (ts, title, sid),
         )
-        self._insert(sid, tid, ts, {"kind": "user_message_chunk", "text": prompt}, seq=seq)
+        chunk = {"kind": "user_message_chunk", "text": prompt}
+        self._insert(sid, tid, ts, {**chunk, "origin": origin} if origin else chunk, seq=seq)
         self.marks.pop(tid, None)  # a retried first model call must not take the prompt with it
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:

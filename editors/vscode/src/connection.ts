@@ -29,7 +29,7 @@ import type { AgentConnection } from "./controller";
 import { RestartPolicy } from "./restart";
 
 /** What this client can show, advertised in `capabilities.experimental.agentls`. */
-export const CLIENT_CAPABILITIES = { permissions: true, questions: true, images: true, diffs: true };
+export const CLIENT_CAPABILITIES = { permissions: true, questions: true, images: true, diffs: true, reportTurns: true };
 
 export interface ConnectionEvents {
   onState(state: ServerState, message?: string): void;

@@ -9,7 +9,7 @@ import type {
 } from "../../protocol/protocol";
 import type { HostToPanel } from "./messages";
 import type { Item, PanelState, ToolItem } from "./model";
-import { BENIGN_NOTES, fmt, mcpWords, trustWords } from "./words";
+import { BENIGN_NOTES, fmt, mcpWords, REPORT_WORDS, trustWords } from "./words";
 
 export type * from "./model";
 export { BENIGN_NOTES, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
@@ -155,7 +155,12 @@ function applyUpdate(state: PanelState, params: SessionUpdateParams): void {
 function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
   switch (u.kind) {
     case "user_message_chunk":
-      appendText(state, turnId, "user", u.text);
+      if (u.origin === "report") {
+        // A turn the server started for background subagents' reports: it runs like one of ours.
+        add(state, { kind: "note", turnId, text: REPORT_WORDS });
+        state.stepStart = state.items.length;
+        state.busy = true;
+      } else appendText(state, turnId, "user", u.text);
       return;
     case "agent_message_chunk":
       appendText(state, turnId, "text", u.text);

@@ -46,3 +46,6 @@ export function mcpWords(server: string, status: string, tools?: number, error?:
   const what = status === "connected" && tools !== undefined ? `connected (${tools} tool${tools === 1 ? "" : "s"})` : status;
   return `MCP server ${server}: ${what}${error ? ` — ${error}` : ""}`;
 }
+
+/** A turn the server started because background subagents finished while the session was idle. */
+export const REPORT_WORDS = "Background subagents reported back; the agent goes on with their reports.";

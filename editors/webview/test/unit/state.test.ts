@@ -174,6 +174,23 @@ test("a prompt makes the panel busy until its result; errors end it too", () => 
   assert.equal(state.busy, false);
 });
 
+test("a turn the server starts for background reports runs like one of ours", () => {
+  const state = run();
+  const seq = state.lastSeq;
+  const params = (n: number, update: SessionUpdateParams["update"]): SessionUpdateParams => ({
+    sessionId: "sess_5f1c2a9e0b7d4c33", turnId: "turn_report", seq: seq + n, update,
+  });
+  reduce(state, { type: "update", params: params(1, { kind: "user_message_chunk", text: "Background subagents finished:\n- call_bg …", origin: "report" }) });
+  assert.equal(state.busy, true);
+  reduce(state, { type: "update", params: params(2, { kind: "agent_message_chunk", text: "3 files." }) });
+  assert.deepEqual(strip(state.items.slice(-2)), [
+    { kind: "note", turnId: "turn_report", text: "Background subagents reported back; the agent goes on with their reports." },
+    { kind: "text", turnId: "turn_report", text: "3 files." },
+  ]);
+  reduce(state, { type: "update", params: params(3, { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: USAGE }) });
+  assert.equal(state.busy, false);
+});
+
 test("a new session clears the transcript; the server going away ends busy", () => {
   const state = run();
   startPrompt(state, "hi", 0);

@@ -283,7 +283,7 @@ public final class AgentClient implements AutoCloseable {
         }
 
         private JsonElement initializeParams() {
-            var agentls = new Wire.AgentlsClientCapabilities(true, true, true, true);
+            var agentls = new Wire.AgentlsClientCapabilities(true, true, true, true, true);
             var capabilities = new Wire.InitializeClientCapabilities(new Wire.ExperimentalClientCapabilities(agentls));
             var client = new Wire.Implementation(options.clientName(), options.clientVersion());
             return Json.toTree(new Wire.InitializeParams(ProcessHandle.current().pid(), client, capabilities));

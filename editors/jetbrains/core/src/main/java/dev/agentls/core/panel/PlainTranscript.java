@@ -55,7 +55,9 @@ public final class PlainTranscript {
     }
 
     private void update(SessionUpdate update) {
-        if (update instanceof SessionUpdate.UserMessageChunk u) {
+        if (update instanceof SessionUpdate.UserMessageChunk u && "report".equals(u.origin())) {
+            line("Background subagents reported back; the agent goes on with their reports.");
+        } else if (update instanceof SessionUpdate.UserMessageChunk u) {
             startBlock("user", "\n> ");
             text.append(u.text());
         } else if (update instanceof SessionUpdate.AgentMessageChunk a) {

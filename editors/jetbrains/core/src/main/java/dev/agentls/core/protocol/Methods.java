@@ -25,6 +25,8 @@ import dev.agentls.core.protocol.Wire.SetModeParams;
 import dev.agentls.core.protocol.Wire.SkillsListParams;
 import dev.agentls.core.protocol.Wire.SkillsListResult;
 import dev.agentls.core.protocol.Wire.SubagentsListParams;
+import dev.agentls.core.protocol.Wire.StopSubagentParams;
+import dev.agentls.core.protocol.Wire.StopSubagentResult;
 import dev.agentls.core.protocol.Wire.SubagentsListResult;
 import dev.agentls.core.protocol.Wire.SetModelParams;
 import dev.agentls.core.protocol.Wire.SteerParams;
@@ -89,6 +91,8 @@ public final class Methods {
             call("skills/list", SkillsListParams.class, SkillsListResult.class);
     public static final Method<SubagentsListParams, SubagentsListResult> SUBAGENTS_LIST =
             call("subagents/list", SubagentsListParams.class, SubagentsListResult.class);
+    public static final Method<StopSubagentParams, StopSubagentResult> SUBAGENTS_STOP =
+            call("subagents/stop", StopSubagentParams.class, StopSubagentResult.class);
     public static final Method<McpListParams, McpListResult> MCP_LIST =
             call("mcp/list", McpListParams.class, McpListResult.class);
 
@@ -96,7 +100,7 @@ public final class Methods {
             SESSION_NEW, SESSION_PROMPT, SESSION_CANCEL, SESSION_STEER, SESSION_SET_MODEL, SESSION_SET_MODE,
             SESSION_CLOSE, SESSION_LOAD, SESSION_LIST, SESSION_SEARCH, MODELS_LIST, ENGINES_LIST,
             SESSION_UPDATE, SESSION_REQUEST_PERMISSION, SESSION_ASK_QUESTION, SKILLS_LIST, SUBAGENTS_LIST,
-            MCP_LIST);
+            SUBAGENTS_STOP, MCP_LIST);
 
     public static final int PROTOCOL_VERSION = 1;
 

@@ -10,7 +10,8 @@ import java.util.List;
  */
 public sealed interface SessionUpdate {
     /** Text the user sent (replayed by session/load). */
-    record UserMessageChunk(String text) implements SessionUpdate {}
+    /** {@code origin}: {@code report} for background subagents' reports, null for the user's words. */
+    record UserMessageChunk(String text, String origin) implements SessionUpdate {}
 
     /** A piece of the assistant's answer, streamed. */
     record AgentMessageChunk(String text) implements SessionUpdate {}

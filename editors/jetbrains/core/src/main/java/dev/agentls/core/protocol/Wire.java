@@ -182,7 +182,18 @@ public final class Wire {
     public record SubagentInfo(String name, String description, String source, List<String> tools, int maxSteps,
                                String model) {}
 
-    public record SubagentsListResult(List<SubagentInfo> subagents, List<CatalogWarning> warnings) {}
+    /** A session's background subagent; {@code status}: running | completed | failed | aborted. */
+    public record BackgroundSubagent(String taskId, String profile, String description, String status, String turnId,
+                                     String activity, boolean reported) {}
+
+    /** {@code background}: with {@code sessionId}, the session's background subagents. */
+    public record SubagentsListResult(List<SubagentInfo> subagents, List<CatalogWarning> warnings,
+                                      List<BackgroundSubagent> background) {}
+
+    public record StopSubagentParams(String sessionId, String taskId) {}
+
+    /** {@code stopped}: false when it had already finished. */
+    public record StopSubagentResult(boolean stopped) {}
 
     public record McpListParams(String sessionId, String cwd) {}
 
@@ -204,7 +215,9 @@ public final class Wire {
     // -- lifecycle: what initialize carries each way ----------------------------------------
 
     /** What the client can show; each is false when absent. */
-    public record AgentlsClientCapabilities(boolean permissions, boolean questions, boolean images, boolean diffs) {}
+    /** {@code reportTurns}: it shows turns it did not prompt (background subagents' reports). */
+    public record AgentlsClientCapabilities(boolean permissions, boolean questions, boolean images, boolean diffs,
+                                            boolean reportTurns) {}
 
     public record ExperimentalClientCapabilities(AgentlsClientCapabilities agentls) {}
 

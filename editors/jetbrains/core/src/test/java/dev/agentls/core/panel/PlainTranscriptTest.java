@@ -38,4 +38,19 @@ class PlainTranscriptTest {
                 "— aborted",
                 "[error] network down"), transcript.text());
     }
+
+    @Test
+    void aReportTurnIsNotShownAsTheUsersWords() {
+        PlainTranscript transcript = new PlainTranscript();
+        String report = "{\"sessionId\":\"sess_1\",\"turnId\":\"turn_r\",\"seq\":1,\"update\":"
+                + "{\"kind\":\"user_message_chunk\",\"text\":\"Background subagents finished: …\",\"origin\":\"report\"}}";
+        String answer = "{\"sessionId\":\"sess_1\",\"turnId\":\"turn_r\",\"seq\":2,\"update\":"
+                + "{\"kind\":\"agent_message_chunk\",\"text\":\"3 files.\"}}";
+        for (String params : new String[] {report, answer}) {
+            transcript.accept(new HostToPanel.Update(Json.fromTree(
+                    com.google.gson.JsonParser.parseString(params), Wire.SessionUpdateParams.class)));
+        }
+        assertEquals("Background subagents reported back; the agent goes on with their reports.\n3 files.",
+                transcript.text());
+    }
 }
