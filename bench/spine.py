@@ -68,8 +68,9 @@ def import_time() -> float:
     return total / 1e6
 
 
-async def streamjson_start(home: Path) -> tuple[float, float]:
-    """Process start -> `system/init`, and -> the first `result` of a one-step scripted turn."""
+async def streamjson_start(home: Path) -> tuple[float, float, float]:
+    """Process start -> `system/init`, -> the first `result` of a one-step scripted turn, and
+    the exit tail: end of input after that result -> process exit."""
     env = bench_env(home, AGENTLS_PROVIDER="scripted")
     started = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -91,6 +92,7 @@ async def streamjson_start(home: Path) -> tuple[float, float]:
     line = {"type": "user", "message": {"role": "user", "content": "hi"}}
     proc.stdin.write(json.dumps(line).encode() + b"\n")
     init = result = 0.0
+    closed = None
     async for raw in proc.stdout:
         frame = json.loads(raw)
         if frame["type"] == "system" and not init:
@@ -98,8 +100,10 @@ async def streamjson_start(home: Path) -> tuple[float, float]:
         if frame["type"] == "result":
             result = time.perf_counter() - started
             proc.stdin.close()
+            closed = time.perf_counter()
     await proc.wait()
-    return init, result
+    tail = time.perf_counter() - closed if closed is not None else float("nan")
+    return init, result, tail
 
 
 def run(size: str = "full") -> dict[str, float]:
@@ -113,6 +117,7 @@ def run(size: str = "full") -> dict[str, float]:
         "cold_start_initialize_s": statistics.median(colds),
         "streamjson_start_to_init_s": statistics.median(s[0] for s in streams),
         "streamjson_start_to_result_s": statistics.median(s[1] for s in streams),
+        "streamjson_exit_tail_ms": statistics.median(s[2] for s in streams) * 1000,
         "serve_import_s": statistics.median(import_time() for _ in range(3)),
         "warm_two_step_turn_ms": statistics.median(warm) * 1000,
         "warm_two_step_turn_p90_ms": sorted(warm)[int(len(warm) * 0.9) - 1] * 1000,

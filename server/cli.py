@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 SUBCOMMANDS = ("serve", "acp")
 MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
@@ -373,5 +373,39 @@ def on_signals(run: Callable[[], int]) -> int:
     return code
 
 
+def entry() -> NoReturn:
+    """The `agentls` command: `main`, then leave at once."""
+    try:
+        code = main()
+    except SystemExit as exc:
+        code = exit_code(exc.code)
+    exit_promptly(code)
+
+
+def exit_code(code: object) -> int:
+    """`SystemExit`'s code as the interpreter would turn it into an exit status."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def exit_promptly(code: int) -> NoReturn:
+    """Exit without tearing the interpreter down. By now every door has closed its sessions
+    (their commands and MCP servers stopped) and the store is flushed; what is left is freeing
+    thousands of modules and objects one by one, which took longer than a short answer."""
+    import logging
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe: nothing more can reach it anyway
+    logging.shutdown()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-import bashlex
-import bashlex.errors
-
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
 RUNS_TEXT = {"eval", "source", ".", "exec"}
 SUBCOMMAND = re.compile(r"[A-Za-z][\w:+-]*")
@@ -52,6 +49,10 @@ class ParsedCommand:
 
 
 def parse(command: str) -> ParsedCommand | None:
+    # bashlex checks its whole grammar when imported (~0.1 s): paid by the first command only.
+    import bashlex
+    import bashlex.errors
+
     try:
         trees = bashlex.parse(command)
     except (bashlex.errors.ParsingError, NotImplementedError, RecursionError, LookupError,
