@@ -13,8 +13,9 @@ class WireModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="ignore",
-        use_attribute_docstrings=True,
     )
+    # Field docstrings are the schema's descriptions; `protocol.field_docs` reads them for the
+    # schema and the docs, so importing the models does not read every module's source.
 
     def to_wire(self) -> dict:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -24,6 +24,7 @@ from protocol import docs_prose as prose
 from protocol.client._errors import ERROR_CLASSES
 from protocol.content import ContentBlock
 from protocol.errors import ERROR_CODES, INVALID_PARAMS, SESSION_NOT_FOUND
+from protocol.field_docs import field_docs
 from protocol.methods import METHODS, PROTOCOL_VERSION, Method
 from protocol.updates import SessionUpdateKind
 
@@ -129,13 +130,14 @@ class Renderer:
         if not model.model_fields:
             return "none (`{}`)"
         rows = ["| field | type | required | description |", "|---|---|---|---|"]
+        docs = field_docs(model)
         for name, field in model.model_fields.items():
             kind = self.type_text(field.annotation).replace("|", "\\|")
             cells = [
                 f"`{field.alias or name}`",
                 kind,
                 requirement(field),
-                one_line(field.description),
+                one_line(field.description or docs.get(name)),
             ]
             rows.append("| " + " | ".join(cells) + " |")
         return "\n".join(rows)

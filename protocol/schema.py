@@ -12,7 +12,9 @@ from pathlib import Path
 
 from pydantic.json_schema import models_json_schema
 
+from protocol.base import WireModel
 from protocol.errors import ERROR_CODES, ERROR_NAMES
+from protocol.field_docs import describe
 from protocol.lifecycle import LIFECYCLE
 from protocol.methods import METHODS, PROTOCOL_VERSION
 
@@ -57,8 +59,18 @@ def build_schema() -> dict:
         "methods": methods,
         "errors": {str(code): text for code, text in ERROR_CODES.items()},
         "errorNames": {str(code): name for code, name in ERROR_NAMES.items()},
-        "$defs": schema["$defs"],
+        "$defs": describe(schema, wire_models())["$defs"],
     }
+
+
+def wire_models() -> dict[str, type[WireModel]]:
+    found: dict[str, type[WireModel]] = {}
+    todo = [WireModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.setdefault(sub.__name__, sub)
+            todo.append(sub)
+    return found
 
 
 def render() -> str:
