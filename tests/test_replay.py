@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -275,6 +276,62 @@ async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it
         ("provider_request", None),
         ("provider_response", None),
     ]
+    replayed = agentls(tmp_path, "replay", session_id, "--verify")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.rstrip().endswith("verified: PASS")
+
+
+def text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+@pytest.mark.xfail(reason="calls are compared in the order they were announced", strict=False)
+async def test_subagents_that_ran_at_once_verify_whatever_order_their_calls_interleave(
+    tmp_path, workspace
+):
+    """Two subagents run at once; in the original the second one's read came first. A replay
+    interleaves them as its own scheduling goes: the calls still verify as the same."""
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    b_done = threading.Event()
+
+    def route(body: dict) -> Reply:
+        users = [text_of(m) for m in body["messages"] if m["role"] == "user"]
+        first = users[0] if users else ""
+        answered = any(m["role"] == "tool" for m in body["messages"])
+        if "SUB-A" in first:
+            if answered:
+                return Reply(text="a.txt says alpha.")
+            b_done.wait(60)  # the second subagent's read goes first in the original
+            return Reply(tool_calls=[FakeToolCall("read_file", {"path": "a.txt"}, id="r_a")])
+        if "SUB-B" in first:
+            if answered:
+                b_done.set()
+                return Reply(text="b.txt says beta.")
+            return Reply(tool_calls=[FakeToolCall("read_file", {"path": "b.txt"}, id="r_b")])
+        if answered:
+            return Reply(text="alpha and beta.")
+        tasks = [
+            FakeToolCall(
+                "task",
+                {"description": f"read {n}", "prompt": f"SUB-{n.upper()} read {n}.txt",
+                 "subagent_type": "explorer"},
+                id=f"call_{n}",
+            )
+            for n in ("a", "b")
+        ]
+        return Reply(tool_calls=tasks)
+
+    session_id, _, client = await record(tmp_path, workspace, *[route] * 6)
+    reads = [
+        u["update"]["toolCallId"]
+        for u in client.updates
+        if u["update"]["kind"] == "tool_call" and u["update"].get("parentToolCallId")
+    ]
+    assert reads == ["call_b/r_b", "call_a/r_a"]
     replayed = agentls(tmp_path, "replay", session_id, "--verify")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert replayed.stdout.rstrip().endswith("verified: PASS")
