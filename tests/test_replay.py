@@ -288,7 +288,6 @@ def text_of(message: dict) -> str:
     return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
-@pytest.mark.xfail(reason="calls are compared in the order they were announced", strict=False)
 async def test_subagents_that_ran_at_once_verify_whatever_order_their_calls_interleave(
     tmp_path, workspace
 ):

@@ -103,7 +103,24 @@ def calls(updates: list[dict[str, Any]]) -> list[Call]:
             call.status = u["status"]
             call.output, call.error = u.get("output"), u.get("error")
             call.diff = u.get("diff") or call.diff
-    return list(found.values())
+    return tree_order(list(found.values()))
+
+
+def tree_order(announced: list[Call]) -> list[Call]:
+    """Each subagent's calls right after the `task` call that started it, in their own order.
+    Subagents that run at once interleave their calls differently in every run; nested ids
+    (`<task call id>/<id>`) say whose each call is, which no scheduling changes."""
+    children: dict[str, list[Call]] = {}
+    for call in announced:
+        children.setdefault(call.id.rpartition("/")[0], []).append(call)
+    ordered: list[Call] = []
+    todo = list(reversed(children.get("", [])))
+    while todo:
+        call = todo.pop()
+        ordered.append(call)
+        todo.extend(reversed(children.pop(call.id, [])))
+    placed = {id(c) for c in ordered}
+    return ordered + [c for c in announced if id(c) not in placed]  # under no call we saw
 
 
 def tree(root: Path) -> dict[str, str]:
