@@ -1,6 +1,7 @@
 """Session store cost: event-stream throughput through the session service with persistence
 on vs off, database bytes per 1,000 events, and what persistence adds to each turn (the
-snapshot and the flush at the terminal), measured on short turns.
+snapshot and the flush at the terminal), measured on short turns; and, through a real `agentls
+-p` task of ten tool calls, trace bytes per model call and database bytes per answer byte.
 
 An in-process engine streams a realistic mix (message and thought chunks, tool cards with
 output, step ends) as fast as it can; the channel serializes each update as a front door would.
@@ -122,6 +123,39 @@ def db_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
+def multi_step(home: Path, reads: int) -> tuple[float, float]:
+    """A real `agentls -p` task of `reads` read_file calls, then an answer, on the fake model:
+    trace bytes per model call, and database bytes per byte of the answer."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from bench.lsp import bench_env
+    from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+
+    workspace = home / "multi"
+    workspace.mkdir()
+    for i in range(reads):
+        (workspace / f"f{i}.txt").write_text(f"line {i}\n" * 20)
+    answer = "All the files hold numbered lines. " * 10
+    with FakeModelServer() as fake:
+        steps = [Reply(tool_calls=[FakeToolCall("read_file", {"path": f"f{i}.txt"})]) for i in range(reads)]
+        fake.script(*steps, Reply(text=answer))
+        argv = ["-p", "read every file", "--provider", "anthropic", "--model", "claude-sonnet-4-6"]
+        subprocess.run(
+            [sys.executable, "-m", "server.cli", *argv, "--base-url", fake.anthropic_base_url],
+            cwd=workspace,
+            env=bench_env(home, ANTHROPIC_API_KEY="bench"),
+            capture_output=True,
+            check=True,
+        )
+    [db] = (home / "data").rglob("*.db")
+    conn = sqlite3.connect(db)
+    (traced,) = conn.execute("SELECT sum(length(data)) FROM trace").fetchone()
+    conn.close()
+    return traced / (reads + 1), db_bytes(db) / len(answer)
+
+
 def run(size: str = "full") -> dict[str, float]:
     turns, per_turn, short = SIZES[size]
     total = turns * per_turn
@@ -133,12 +167,15 @@ def run(size: str = "full") -> dict[str, float]:
         size_bytes = db_bytes(db)
         short_off = anyio.run(stream, home, short, 20, None)
         short_on = anyio.run(stream, home, short, 20, Store(home / "short.db"))
+        per_call, per_answer_byte = multi_step(home, 3 if size == "tiny" else 10)
     return {
         "events_per_s_store_off": total / off,
         "events_per_s_store_on": total / on,
         "throughput_ratio_on_off": off / on,
         "db_bytes_per_1000_events": size_bytes / total * 1000,
         "turn_overhead_ms": max(0.0, short_on - short_off) / short * 1000,
+        "trace_bytes_per_model_call": per_call,
+        "db_bytes_per_answer_byte": per_answer_byte,
     }
 
 

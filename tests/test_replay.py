@@ -334,3 +334,30 @@ async def test_subagents_that_ran_at_once_verify_whatever_order_their_calls_inte
     replayed = agentls(tmp_path, "replay", session_id, "--verify")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert replayed.stdout.rstrip().endswith("verified: PASS")
+
+
+async def test_the_trace_writes_a_system_prompt_once_per_agent(tmp_path, workspace):
+    (workspace / "config.txt").write_text("retries = 3\n")
+    task = {"description": "look", "prompt": "read config.txt", "subagent_type": "explorer"}
+    session_id, _, _ = await record(
+        tmp_path,
+        workspace,
+        Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
+        Reply(text="retries is 3"),
+        Reply(text="The subagent found retries = 3."),
+    )
+    exported = agentls(tmp_path, "sessions", "export", session_id)
+    requests = [
+        r["data"] for r in map(json.loads, exported.stdout.splitlines())
+        if r.get("kind") == "provider_request"
+    ]
+    own = [r for r in requests if "subagent" not in r]
+    sub = [r for r in requests if "subagent" in r]
+    assert len(own) == 2 and len(sub) == 2
+    assert own[0]["system"] and "unchanged" not in own[0]
+    assert sub[0]["system"] and sub[0]["system"] != own[0]["system"]  # its own, in full
+    for later in (own[1], sub[1]):
+        assert "system" not in later and set(later["unchanged"]) >= {"system", "tools"}
+    replayed = agentls(tmp_path, "replay", session_id, "--verify")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr

@@ -79,14 +79,29 @@ def event_from_dict(data: dict[str, Any]) -> StreamEvent:
     raise CodecError(f"unknown stream event kind {kind!r}")
 
 
-def request_to_dict(request: ModelRequest, *, reused: int = 0) -> dict[str, Any]:
+REPEATABLE = ("system", "tools", "options")
+"""Parts of a request that repeat from call to call; the trace writes them once."""
+
+
+def request_to_dict(
+    request: ModelRequest, *, reused: int = 0, previous: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A model call for the trace. The first `reused` messages were already in the previous
-    request of this provider and are only counted, so a long session's trace stays linear."""
-    return {
+    request of this provider and are only counted, and the parts equal to those of `previous`
+    (the previous request's dict, of the same agent) are named in `unchanged` instead of written:
+    a long session's trace stays linear."""
+    full = {
         "model": request.model,
         "system": request.system,
         "tools": [t.name for t in request.tools],
         "options": request.options,
+    }
+    unchanged = [k for k in REPEATABLE if previous is not None and previous.get(k) == full[k]]
+    out = {k: v for k, v in full.items() if k not in unchanged}
+    if unchanged:
+        out["unchanged"] = unchanged
+    return {
+        **out,
         "messageCount": len(request.messages),
         "reused": reused,
         "messages": [message_to_dict(m) for m in request.messages[reused:]],

@@ -4,8 +4,9 @@
 session service runs a turn it sets `current_turn` (a context variable, so concurrent turns never
 mix); each model call then writes a `provider_request` and a `provider_response` trace row
 (every stream event, or the error that ended the call); a subagent's calls carry `subagent`
-(its id, profile and the `task` call that started it). Outside a traced turn the wrapper only
-passes through.
+(its id, profile and the `task` call that started it). A request's system prompt, tool names
+and options are written when they differ from that agent's previous request, else named in
+`unchanged`. Outside a traced turn the wrapper only passes through.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class RecordingProvider:
         self.inner = inner
         self.name = inner.name
         self._previous: list[Message] = []
+        self._last: dict[str | None, dict[str, Any]] = {}
+        """The repeatable parts of the previous request, per agent (None: the session's own)."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         target = current_turn.get()
@@ -64,12 +67,10 @@ class RecordingProvider:
         trace = target.store.record_trace
         subagent = running_subagent.get()
         who = {"subagent": subagent.to_trace()} if subagent else {}
-        trace(
-            target.session_id,
-            target.turn_id,
-            "provider_request",
-            {**request_to_dict(request, reused=reused), **who},
-        )
+        agent = subagent.id if subagent else None
+        written = request_to_dict(request, reused=reused, previous=self._last.get(agent))
+        self._last[agent] = {**self._last.get(agent, {}), **written}
+        trace(target.session_id, target.turn_id, "provider_request", {**written, **who})
         started = time.monotonic()
         events: list[dict[str, Any]] = []
         outcome: dict[str, Any] = {"complete": False}
