@@ -104,7 +104,6 @@ async def test_the_network_is_off_inside_unless_configured(tmp_path, workspace, 
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="only the proxy's answer text says the host was refused")
 async def test_a_refused_host_is_flagged_when_the_command_hides_the_proxys_answer(
     tmp_path, workspace, fake_llm, canary
 ):

@@ -78,6 +78,7 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         method, host, port, path = target
         if not host_allowed(host, self.server.hosts):
+            self.server.refused.append(host)
             allowed = ", ".join(self.server.hosts)
             self._answer(403, f"agentls sandbox: {host} {DENIED_MARK} (allowed: {allowed})")
             return
@@ -124,6 +125,8 @@ class HostProxy(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, hosts: tuple[str, ...]):
         self.hosts = hosts
+        self.refused: list[str] = []
+        """Every host it refused, in order: a command that hides the 403 still shows here."""
         self._dir = Path(tempfile.mkdtemp(prefix="agentls-proxy-"))
         self.socket_path = str(self._dir / "proxy.sock")
         super().__init__(self.socket_path, _Handler)

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -228,6 +228,16 @@ class Sandbox:
             argv = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path, "--", *argv]
         return [*out, "--chdir", str(cwd), "--", *argv]
 
+    def refusals(self) -> int:
+        """How many connections the host allow-list has refused so far."""
+        return len(self._proxy.refused) if self._proxy is not None else 0
+
+    def refused_since(self, mark: int) -> list[str]:
+        """The hosts refused since `refusals()` returned `mark`, each once."""
+        if self._proxy is None:
+            return []
+        return list(dict.fromkeys(self._proxy.refused[mark:]))
+
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         return {**env, "TMPDIR": str(self.temp_dir())}
 
@@ -279,21 +289,28 @@ _NO_NETWORK = re.compile(
 _DENIED = re.compile(rf"{re.escape(DENIED_MARK)}|CONNECT tunnel failed, response 403")
 
 
-def blocked(sandbox: Sandbox, exit_code: int | None, output: str) -> str | None:
-    """What the sandbox seems to have stopped in a failed command: `write` or `network`."""
+def blocked(
+    sandbox: Sandbox, exit_code: int | None, output: str, refused: Sequence[str] = ()
+) -> str | None:
+    """What the sandbox seems to have stopped in a failed command: `write` or `network`.
+    `refused`: hosts the allow-list refused while it ran, whatever the command printed."""
     if exit_code == 0:
         return None
     if _READ_ONLY.search(output):
         return "write"
-    if not sandbox.settings.network and (_NO_NETWORK.search(output) or _DENIED.search(output)):
+    if not sandbox.settings.network and (
+        refused or _NO_NETWORK.search(output) or _DENIED.search(output)
+    ):
         return "network"
     return None
 
 
-def blocked_hint(sandbox: Sandbox, what: str) -> str:
+def blocked_hint(sandbox: Sandbox, what: str, refused: Sequence[str] = ()) -> str:
     network = "a network connection"
     if sandbox.proxied:
         network = f"a connection to a host other than {', '.join(sandbox.settings.allowed_hosts)}"
+        if refused:
+            network += f" ({', '.join(refused)})"
     action = {
         "write": "a write outside the workspace (or to .git or a control file)",
         "network": network,

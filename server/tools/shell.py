@@ -130,6 +130,7 @@ async def run_command(
 ) -> dict[str, Any]:
     """Run a command to completion; cancelling the caller kills its whole process group."""
     how = launch(command, cwd=cwd, env=env, sandbox=sandbox)
+    refusals = how.sandbox.refusals() if how.sandbox else 0
     spawn = anyio.open_process(
         how.argv,
         cwd=how.cwd,
@@ -154,10 +155,12 @@ async def run_command(
             f"Output so far (last 10000 characters):\n{text[-10_000:]}"
         )
     result = {"exitCode": proc.returncode, "output": text, "truncated": truncated}
-    what = blocked(how.sandbox, proc.returncode, text) if how.sandbox else None
-    if how.sandbox and what:
-        result["sandboxBlocked"] = what
-        result["hint"] = blocked_hint(how.sandbox, what)
+    if how.sandbox:
+        refused = how.sandbox.refused_since(refusals)
+        what = blocked(how.sandbox, proc.returncode, text, refused)
+        if what:
+            result["sandboxBlocked"] = what
+            result["hint"] = blocked_hint(how.sandbox, what, refused)
     return result
 
 
