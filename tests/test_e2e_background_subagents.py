@@ -27,7 +27,8 @@ class Router:
     """The fake model's replies, kept apart for the user's session and its subagent; the
     subagent's first reply waits for `release`."""
 
-    def __init__(self, parent: list[Reply], sub: list[Reply]):
+    def __init__(self, parent: list[Any], sub: list[Reply]):
+        """`parent`: replies, or functions of the request body giving one."""
         self.parent, self.sub = parent, sub
         self.release = threading.Event()
         self.sub_asked = threading.Event()
@@ -40,7 +41,8 @@ class Router:
             self.release.wait(120)
             return self.sub.pop(0)
         self.parent_bodies.append(body)
-        return self.parent.pop(0)
+        reply = self.parent.pop(0)
+        return reply(body) if callable(reply) else reply
 
 
 def background_task() -> FakeToolCall:
@@ -218,6 +220,52 @@ async def test_the_user_stops_a_background_subagent_and_the_model_hears_of_it(
             assert "no background subagent 'nope'" in str(exc)
         else:
             raise AssertionError("stopping an unknown subagent must fail")
+    finally:
+        router.release.set()
+        await client.close()
+
+
+async def test_a_later_turn_collects_a_background_report_with_task_output(
+    tmp_path, workspace, fake_llm
+):
+    collect = FakeToolCall("task_output", {"task_id": "call_bg"}, id="call_collect")
+
+    def later(body: dict[str, Any]) -> Reply:
+        router.release.set()  # the subagent answers while this turn waits for it
+        return Reply(tool_calls=[collect])
+
+    router = Router(
+        parent=[
+            Reply(tool_calls=[background_task()]),
+            Reply(text="Counting in the background."),
+            later,
+            Reply(text="3 Python files."),
+        ],
+        sub=[Reply(text="There are 3 Python files under src/.")],
+    )
+    fake_llm.script(*[router] * 5)
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize(CAPS)
+        session_id = await new_session(client, workspace)
+        first = await client.call("session/prompt", prompt(session_id, "count in the background"))
+        assert first["terminal"] == "completed"
+        again = await client.call("session/prompt", prompt(session_id, "wait for the count"))
+        assert again["terminal"] == "completed"
+        collected = [
+            u["update"]
+            for u in client.updates
+            if u["update"]["kind"] == "tool_call_update"
+            and u["update"]["toolCallId"] == "call_collect"
+            and u["update"]["status"] == "completed"
+        ]
+        assert "There are 3 Python files under src/." in collected[0]["output"]
+        # collected by the model itself: not handed to it again, and no turn of its own
+        told = "\n".join(text_of(m) for m in router.parent_bodies[-1]["messages"])
+        assert "Background subagents finished" not in told
+        assert turn_ids(client) == [first["turnId"], again["turnId"]]
+        assert (await listed(client, session_id))[0]["reported"] is True
+        assert fake_llm.refusals == []
     finally:
         router.release.set()
         await client.close()
