@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from server.testing.fake_llm import FakeToolCall, Reply
@@ -69,6 +71,23 @@ async def listed(client: AgentClient, session_id: str) -> list[dict[str, Any]]:
     return result["background"]
 
 
+@asynccontextmanager
+async def opened(
+    tmp_path, workspace, fake_llm, router: Router
+) -> AsyncIterator[tuple[AgentClient, str]]:
+    """`agentls serve` on the routed fake model, a client with `reportTurns`, one session; on
+    the way out the subagent is released (so no fake-model thread stays blocked)."""
+    fake_llm.script(*[router] * 6)
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize(CAPS)
+        yield client, await new_session(client, workspace)
+        assert fake_llm.refusals == []
+    finally:
+        router.release.set()
+        await client.close()
+
+
 def turn_ids(client: AgentClient) -> list[str]:
     seen: list[str] = []
     for update in client.updates:
@@ -89,11 +108,7 @@ async def test_a_report_that_arrives_while_idle_runs_a_turn_of_its_own(
         ],
         sub=[Reply(text="There are 3 Python files under src/.")],
     )
-    fake_llm.script(*[router] * 5)
-    client = await start(tmp_path, workspace, fake_llm)
-    try:
-        await client.initialize(CAPS)
-        session_id = await new_session(client, workspace)
+    async with opened(tmp_path, workspace, fake_llm, router) as (client, session_id):
         first = await client.call("session/prompt", prompt(session_id, "count them in the background"))
         assert first["terminal"] == "completed"  # the turn did not wait for its subagent
         await asyncio.wait_for(asyncio.to_thread(router.sub_asked.wait, 120), 130)
@@ -128,9 +143,6 @@ async def test_a_report_that_arrives_while_idle_runs_a_turn_of_its_own(
         assert again["terminal"] == "completed"
         assert turn_ids(client) == [first["turnId"], report_turn, again["turnId"]]
         assert fake_llm.refusals == []
-    finally:
-        router.release.set()
-        await client.close()
 
 
 async def test_the_model_stops_a_background_subagent_with_kill_task(
@@ -146,11 +158,7 @@ async def test_the_model_stops_a_background_subagent_with_kill_task(
         ],
         sub=[Reply(text="never sent")],
     )
-    fake_llm.script(*[router] * 5)
-    client = await start(tmp_path, workspace, fake_llm)
-    try:
-        await client.initialize(CAPS)
-        session_id = await new_session(client, workspace)
+    async with opened(tmp_path, workspace, fake_llm, router) as (client, session_id):
         # the kill is the model's second call: let the subagent be asked first
         turn = asyncio.ensure_future(client.call("session/prompt", prompt(session_id, "go")))
         first = await asyncio.wait_for(turn, 120)
@@ -174,9 +182,6 @@ async def test_the_model_stops_a_background_subagent_with_kill_task(
         assert "Background subagents finished" not in told
         assert turn_ids(client) == [first["turnId"], again["turnId"]]
         assert fake_llm.refusals == []
-    finally:
-        router.release.set()
-        await client.close()
 
 
 async def test_the_user_stops_a_background_subagent_and_the_model_hears_of_it(
@@ -190,11 +195,7 @@ async def test_the_user_stops_a_background_subagent_and_the_model_hears_of_it(
         ],
         sub=[Reply(text="never sent")],
     )
-    fake_llm.script(*[router] * 4)
-    client = await start(tmp_path, workspace, fake_llm)
-    try:
-        await client.initialize(CAPS)
-        session_id = await new_session(client, workspace)
+    async with opened(tmp_path, workspace, fake_llm, router) as (client, session_id):
         first = await client.call("session/prompt", prompt(session_id, "count in the background"))
         assert first["terminal"] == "completed"
         stop = {"sessionId": session_id, "taskId": "call_bg"}
@@ -220,9 +221,6 @@ async def test_the_user_stops_a_background_subagent_and_the_model_hears_of_it(
             assert "no background subagent 'nope'" in str(exc)
         else:
             raise AssertionError("stopping an unknown subagent must fail")
-    finally:
-        router.release.set()
-        await client.close()
 
 
 async def test_a_later_turn_collects_a_background_report_with_task_output(
@@ -243,11 +241,7 @@ async def test_a_later_turn_collects_a_background_report_with_task_output(
         ],
         sub=[Reply(text="There are 3 Python files under src/.")],
     )
-    fake_llm.script(*[router] * 5)
-    client = await start(tmp_path, workspace, fake_llm)
-    try:
-        await client.initialize(CAPS)
-        session_id = await new_session(client, workspace)
+    async with opened(tmp_path, workspace, fake_llm, router) as (client, session_id):
         first = await client.call("session/prompt", prompt(session_id, "count in the background"))
         assert first["terminal"] == "completed"
         again = await client.call("session/prompt", prompt(session_id, "wait for the count"))
@@ -266,6 +260,3 @@ async def test_a_later_turn_collects_a_background_report_with_task_output(
         assert turn_ids(client) == [first["turnId"], again["turnId"]]
         assert (await listed(client, session_id))[0]["reported"] is True
         assert fake_llm.refusals == []
-    finally:
-        router.release.set()
-        await client.close()

@@ -245,9 +245,8 @@ async def test_the_replay_provider_gives_each_subagent_its_own_recorded_calls():
     assert played == ["b1", "a1", "a2", "top"]
 
 
-async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it(
-    tmp_path, workspace
-):
+async def record_subagent_turn(tmp_path, workspace) -> tuple[str, subprocess.CompletedProcess]:
+    """A turn that hands one read to an explorer subagent: (session id, its export)."""
     (workspace / "config.txt").write_text("retries = 3\n")
     task = {"description": "look", "prompt": "read config.txt", "subagent_type": "explorer"}
     session_id, _, _ = await record(
@@ -258,7 +257,13 @@ async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it
         Reply(text="retries is 3"),
         Reply(text="The subagent found retries = 3."),
     )
-    exported = agentls(tmp_path, "sessions", "export", session_id)
+    return session_id, agentls(tmp_path, "sessions", "export", session_id)
+
+
+async def test_a_subagents_model_calls_are_traced_with_its_id_and_replay_with_it(
+    tmp_path, workspace
+):
+    session_id, exported = await record_subagent_turn(tmp_path, workspace)
     rows = [json.loads(line) for line in exported.stdout.splitlines()]
     tags = [
         (r["kind"], r["data"].get("subagent"))
@@ -337,17 +342,7 @@ async def test_subagents_that_ran_at_once_verify_whatever_order_their_calls_inte
 
 
 async def test_the_trace_writes_a_system_prompt_once_per_agent(tmp_path, workspace):
-    (workspace / "config.txt").write_text("retries = 3\n")
-    task = {"description": "look", "prompt": "read config.txt", "subagent_type": "explorer"}
-    session_id, _, _ = await record(
-        tmp_path,
-        workspace,
-        Reply(tool_calls=[FakeToolCall("task", task, id="call_task")]),
-        Reply(tool_calls=[FakeToolCall("read_file", {"path": "config.txt"}, id="c_read")]),
-        Reply(text="retries is 3"),
-        Reply(text="The subagent found retries = 3."),
-    )
-    exported = agentls(tmp_path, "sessions", "export", session_id)
+    session_id, exported = await record_subagent_turn(tmp_path, workspace)
     requests = [
         r["data"] for r in map(json.loads, exported.stdout.splitlines())
         if r.get("kind") == "provider_request"
