@@ -82,7 +82,7 @@ class StreamingEngine:
     def describe(self, handle):
         return {"provider": "bench", "model": "bench", "mode": "default"}
 
-    def snapshot(self, handle):
+    def snapshot(self, handle, *, since=0):
         return {"provider": "bench", "model": "bench", "mode": "default", "history": []}
 
     def unsent_steers(self, handle):
@@ -121,6 +121,34 @@ def db_bytes(path: Path) -> int:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+async def long_turn(home: Path, steps: int) -> float:
+    """Milliseconds per step of one turn of `steps` read_file calls through the native engine
+    and a stored session (scripted model, in process): whatever grows with the history shows
+    as a higher figure for the longer turn."""
+    from server.engines.native import NativeEngine
+    from server.providers.scripted import ScriptedProvider, ScriptedReply
+
+    workspace = home / f"long{steps}"
+    workspace.mkdir()
+    for i in range(20):
+        lines = "".join(f"def f{j}(x):\n    return x + {j}\n\n" for j in range(40))
+        (workspace / f"m{i}.py").write_text(lines)
+    calls = [("read_file", {"path": f"m{i % 20}.py", "limit": 50}) for i in range(steps)]
+    replies = [ScriptedReply(tool_calls=[c]) for c in calls] + [ScriptedReply(text="done")]
+    provider = ScriptedProvider.from_replies(replies)
+    engine = NativeEngine(provider_factory=lambda _s: provider, environ={"HOME": str(home)})
+    flags = {"llm": {"provider": "scripted", "model": "scripted"}, "maxSteps": steps + 10}
+    store = Store(home / f"long{steps}.db")
+    service = SessionService({"native": engine}, NullChannel(), store=store, flags=flags)
+    info = await service.new_session(NewSessionParams(cwd=str(workspace)))
+    prompt = {"sessionId": info.session_id, "prompt": [{"type": "text", "text": "go"}]}
+    started = time.perf_counter()
+    await service.prompt(PromptParams.model_validate(prompt))
+    elapsed = time.perf_counter() - started
+    await service.close_all()
+    return elapsed / (steps + 1) * 1000
 
 
 def multi_step(home: Path, reads: int) -> tuple[float, float]:
@@ -168,6 +196,9 @@ def run(size: str = "full") -> dict[str, float]:
         short_off = anyio.run(stream, home, short, 20, None)
         short_on = anyio.run(stream, home, short, 20, Store(home / "short.db"))
         per_call, per_answer_byte = multi_step(home, 3 if size == "tiny" else 10)
+        short_steps, long_steps = (5, 20) if size == "tiny" else (50, 400)
+        short_turn = anyio.run(long_turn, home, short_steps)
+        long_turn_ms = anyio.run(long_turn, home, long_steps)
     return {
         "events_per_s_store_off": total / off,
         "events_per_s_store_on": total / on,
@@ -176,6 +207,8 @@ def run(size: str = "full") -> dict[str, float]:
         "turn_overhead_ms": max(0.0, short_on - short_off) / short * 1000,
         "trace_bytes_per_model_call": per_call,
         "db_bytes_per_answer_byte": per_answer_byte,
+        f"ms_per_step_{short_steps}_step_turn": short_turn,
+        f"ms_per_step_{long_steps}_step_turn": long_turn_ms,
     }
 
 

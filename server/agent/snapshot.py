@@ -11,8 +11,10 @@ from server.providers.codec import message_from_dict, message_to_dict
 SNAPSHOT_VERSION = 1
 
 
-def native_snapshot(session: AgentSession) -> dict[str, Any]:
-    """What resuming a native session needs, JSON-able."""
+def native_snapshot(session: AgentSession, *, since: int = 0) -> dict[str, Any]:
+    """What resuming a native session needs, JSON-able; the history from message `since` on
+    (each step saves only its new messages: serializing all of them every step made a long
+    turn quadratic)."""
     view = session.view
     return {
         "version": SNAPSHOT_VERSION,
@@ -27,7 +29,8 @@ def native_snapshot(session: AgentSession) -> dict[str, Any]:
             "summarized": view.summarized,
             "elided": sorted(view.elided),
         },
-        "history": [message_to_dict(m) for m in session.history],
+        "history": [message_to_dict(m) for m in session.history[since:]],
+        "historyLength": len(session.history),
     }
 
 

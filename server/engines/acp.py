@@ -72,7 +72,7 @@ class AcpEngine(ExternalEngine):
     capabilities = EngineCapabilities(images=True, thinking=False, steer=False, skills=False)
     resume_key = "remoteSessionId"
 
-    def snapshot(self, handle: AcpSession) -> dict[str, Any]:
+    def snapshot(self, handle: AcpSession, *, since: int = 0) -> dict[str, Any]:
         """The agent keeps the conversation; resuming needs its session id."""
         return {**self.describe(handle), "remoteSessionId": handle.remote_id}
 

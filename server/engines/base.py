@@ -95,9 +95,11 @@ class EngineDriver(Protocol):
         """`{"provider", "model", "mode"}` of the session as it stands."""
         ...
 
-    def snapshot(self, handle: Any) -> dict[str, Any]:
+    def snapshot(self, handle: Any, *, since: int = 0) -> dict[str, Any]:
         """What resuming the session needs, JSON-able: at least `provider`, `model`, `mode`;
-        `history` (normalized messages as dicts) for engines that keep the conversation."""
+        for engines that keep the conversation, `history` (normalized messages as dicts, from
+        message `since` on: the store asks only for what it has not saved) and
+        `historyLength`."""
         ...
 
     async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> Any:

@@ -103,7 +103,7 @@ class ClaudeCodeEngine(ExternalEngine):
     resume_key = "claudeSessionId"
     default_cancel_grace = 3.0
 
-    def snapshot(self, handle: CcSession) -> dict[str, Any]:
+    def snapshot(self, handle: CcSession, *, since: int = 0) -> dict[str, Any]:
         """Claude Code keeps the conversation; resuming needs its session id."""
         return {**self.describe(handle), "claudeSessionId": handle.claude_id}
 

@@ -204,8 +204,8 @@ class NativeEngine:
             "mode": handle.permissions.mode,
         }
 
-    def snapshot(self, handle: AgentSession) -> dict[str, Any]:
-        return native_snapshot(handle)
+    def snapshot(self, handle: AgentSession, *, since: int = 0) -> dict[str, Any]:
+        return native_snapshot(handle, since=since)
 
     async def restore(self, spec: SessionSpec, snapshot: dict[str, Any]) -> AgentSession:
         handle = await self.create_session(spec)

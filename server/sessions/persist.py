@@ -76,12 +76,15 @@ class Recorder:
         seq: int | None = None,
         origin: str | None = None,
     ) -> None:
-        state = snapshot(session) or dict(session.engine.describe(session.handle))
-        history = state.pop("history", [])
+        state = snapshot(session, since=ONLY_LENGTH) or dict(
+            session.engine.describe(session.handle)
+        )
+        state.pop("history", None)
+        length = state.pop("historyLength", 0)
         trace = {
             **prompt_trace(params),
             "state": state,
-            "historyLength": len(history),
+            "historyLength": length,
             "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
         }
         text = prompt_text(params)
@@ -106,11 +109,13 @@ class Recorder:
 
     def _new_messages(self, session: Session) -> dict[str, Any]:
         """The engine's snapshot with only the messages not stored yet (from `historyStart`)."""
-        state = snapshot(session)
+        saved = self._saved.get(session.id, 0)
+        state = snapshot(session, since=saved)
         history = state.pop("history", [])
-        start = min(self._saved.get(session.id, 0), len(history))
-        state["history"], state["historyStart"] = history[start:], start
-        self._saved[session.id] = len(history)
+        length = state.pop("historyLength", len(history))
+        start = min(saved, length)  # a history shorter than what was saved starts over there
+        state["history"], state["historyStart"] = history, start
+        self._saved[session.id] = length
         return state
 
     def state_changed(self, session: Session) -> None:
@@ -141,6 +146,10 @@ class Recorder:
         return await anyio.to_thread.run_sync(fn, *args)
 
 
-def snapshot(session: Session) -> dict[str, Any]:
-    """The engine's snapshot of the session."""
-    return dict(session.engine.snapshot(session.handle))
+ONLY_LENGTH = 1 << 62
+"""`since` for a snapshot that needs the history's length, not its messages."""
+
+
+def snapshot(session: Session, *, since: int = 0) -> dict[str, Any]:
+    """The engine's snapshot of the session (its history from message `since` on)."""
+    return dict(session.engine.snapshot(session.handle, since=since))
