@@ -106,3 +106,25 @@ class TurnSink(Protocol):
     async def ask_question(
         self, questions: list[Question], *, timeout: float
     ) -> AskQuestionResult: ...
+
+
+class ForwardingSink:
+    """A sink in front of another (`inner`) that passes everything on; subclasses change what
+    they pass."""
+
+    def __init__(self, inner: TurnSink):
+        self.inner = inner
+        self.session_id, self.turn_id = inner.session_id, inner.turn_id
+
+    def emit(self, update: SessionUpdateKind) -> None:
+        self.inner.emit(update)
+
+    async def request_permission(
+        self, tool_call: ToolCallRef, options: list[PermissionOption]
+    ) -> RequestPermissionResult:
+        return await self.inner.request_permission(tool_call, options)
+
+    async def ask_question(
+        self, questions: list[Question], *, timeout: float
+    ) -> AskQuestionResult:
+        return await self.inner.ask_question(questions, timeout=timeout)

@@ -8,24 +8,21 @@ history, so the client sees every card closed and the next model call gets a val
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from protocol.updates import SessionUpdateKind, ToolCall, ToolCallUpdate
 from server.agent import pairing
 from server.agent.state import AgentSession
-from server.turn import TurnSink
+from server.turn import ForwardingSink, TurnSink
 
 CLOSED = ("completed", "failed", "denied")
 
 
-class ClosingSink:
+class ClosingSink(ForwardingSink):
     """A turn sink that tracks open tool-call cards of its own loop (not nested subagent ones)."""
 
     def __init__(self, inner: TurnSink):
-        self.inner = inner
-        self.session_id, self.turn_id = inner.session_id, inner.turn_id
+        super().__init__(inner)
         self.open: dict[str, None] = {}
 
     def emit(self, update: SessionUpdateKind) -> None:
@@ -35,12 +32,6 @@ class ClosingSink:
             elif update.status in CLOSED:
                 self.open.pop(update.tool_call_id, None)
         self.inner.emit(update)
-
-    async def request_permission(self, tool_call: Any, options: list) -> Any:
-        return await self.inner.request_permission(tool_call, options)
-
-    async def ask_question(self, questions: list, *, timeout: float) -> Any:
-        return await self.inner.ask_question(questions, timeout=timeout)
 
     def close_open(self, why: str) -> None:
         for call_id in list(self.open):

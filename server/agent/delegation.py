@@ -20,7 +20,7 @@ from protocol.methods import BackgroundSubagent
 from protocol.updates import SessionUpdateKind, SubagentUpdate
 from server.agent.profiles import Profile, ProfileRegistry
 from server.providers.messages import Message, TextPart
-from server.turn import SessionHost, TurnSink
+from server.turn import ForwardingSink, SessionHost, TurnSink
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -92,6 +92,8 @@ class BackgroundTask:
     final: SubagentUpdate | None = None
     """Hosted: its last `subagent` update, sent when its report is handed to the model."""
     scope: anyio.CancelScope | None = None
+    relay: Relay | None = None
+    """Hosted: the sink it reports through, moved to the host when its turn ends."""
     quiet: bool = False
     """Stopped by the user: its report waits for the next model call instead of waking the
     session."""
@@ -122,14 +124,14 @@ class BackgroundTask:
         )
 
 
-class Relay:
+class Relay(ForwardingSink):
     """The sink a hosted background subagent reports through: its turn's sink while that turn
     runs, then the host's (`SessionHost.sink_after`). Its final `subagent` update is held back
     until its report is handed to the model, so the card and the report arrive together."""
 
-    def __init__(self, target: TurnSink, task: BackgroundTask):
-        self.target, self.task = target, task
-        self.session_id, self.turn_id = target.session_id, target.turn_id
+    def __init__(self, inner: TurnSink, task: BackgroundTask):
+        super().__init__(inner)
+        self.task = task
 
     def emit(self, update: SessionUpdateKind) -> None:
         if isinstance(update, SubagentUpdate) and update.id == self.task.id:
@@ -137,13 +139,7 @@ class Relay:
                 self.task.final = update
                 return
             self.task.activity = update.summary
-        self.target.emit(update)
-
-    async def request_permission(self, tool_call: Any, options: list) -> Any:
-        return await self.target.request_permission(tool_call, options)
-
-    async def ask_question(self, questions: list, *, timeout: float) -> Any:
-        return await self.target.ask_question(questions, timeout=timeout)
+        self.inner.emit(update)
 
 
 REPORTS_HEADER = "Background subagents finished:"
@@ -165,7 +161,6 @@ class Background:
         self.host = host
         self.tasks: dict[str, BackgroundTask] = {}
         self._group: TaskGroup | None = None
-        self._relays: list[Relay] = []
         self._jobs: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
@@ -200,9 +195,8 @@ class Background:
     def sink_for(self, task: BackgroundTask, sink: TurnSink) -> TurnSink:
         if self.host is None:
             return sink
-        relay = Relay(sink, task)
-        self._relays.append(relay)
-        return relay
+        task.relay = Relay(sink, task)
+        return task.relay
 
     def start(self, task: BackgroundTask, job: Callable[[], Awaitable[Report]]) -> None:
         if self.host is None and self._group is None:
@@ -289,14 +283,9 @@ class Background:
 
     def _detach(self, turn_id: str) -> None:
         assert self.host is not None
-        keep = []
-        for relay in self._relays:
-            if relay.task.done.is_set():
-                continue
-            if relay.turn_id == turn_id:
-                relay.target = self.host.sink_after(turn_id)
-            keep.append(relay)
-        self._relays = keep
+        for task in self.tasks.values():
+            if task.relay is not None and task.turn_id == turn_id and not task.done.is_set():
+                task.relay.inner = self.host.sink_after(turn_id)
 
     def _forget_reported(self) -> None:
         finished = [t for t in self.tasks.values() if t.done.is_set() and t.collected]

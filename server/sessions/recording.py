@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.agent.subagents import running_subagent
 from server.providers.base import Provider, ProviderFactory, ProviderSettings
-from server.providers.codec import request_to_dict, to_dict
+from server.providers.codec import REPEATABLE, request_to_dict, to_dict
 from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class RecordingProvider:
         who = {"subagent": subagent.to_trace()} if subagent else {}
         agent = subagent.id if subagent else None
         written = request_to_dict(request, reused=reused, previous=self._last.get(agent))
-        self._last[agent] = {**self._last.get(agent, {}), **written}
+        self._last[agent] = {**self._last.get(agent, {}), **pick(written, REPEATABLE)}
         trace(target.session_id, target.turn_id, "provider_request", {**written, **who})
         started = time.monotonic()
         events: list[dict[str, Any]] = []
@@ -103,6 +103,10 @@ class RecordingProvider:
                 break
             count += 1
         return count
+
+
+def pick(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: data[k] for k in keys if k in data}
 
 
 def recording_factory(inner: ProviderFactory) -> ProviderFactory:
