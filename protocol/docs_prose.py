@@ -320,13 +320,13 @@ response, with one class per code in `ERROR_CLASSES` (see [Errors](#errors)).
 from protocol.client import (ERROR_CLASSES, AgentlsError, ConnectionClosed, EngineUnavailable,
     InternalError, InvalidParams, InvalidRequest, MethodNotFound, ParseError, ProtocolVersionError,
     ProviderUnavailable, RequestCancelled, RpcError, ServerNotInitialized, SessionBusy,
-    SessionNotFound)
+    SessionNotFound, Unauthorized)
 
 try:
     await session.run("again")
 except SessionBusy:
     await session.steer("again")
-except (SessionNotFound, EngineUnavailable, ProviderUnavailable) as err:
+except (SessionNotFound, EngineUnavailable, ProviderUnavailable, Unauthorized) as err:
     print(err.code, err.message)
 except InvalidParams as err:
     print([f["path"] for f in err.data])

@@ -18,6 +18,7 @@ SESSION_NOT_FOUND = -31001
 SESSION_BUSY = -31002
 ENGINE_UNAVAILABLE = -31003
 PROVIDER_UNAVAILABLE = -31004
+UNAUTHORIZED = -31005
 
 STANDARD = frozenset(
     {
@@ -44,6 +45,8 @@ ERROR_CODES: dict[int, str] = {
     SESSION_BUSY: "the session is running a turn; cancel it, wait, or steer",
     ENGINE_UNAVAILABLE: "the requested engine cannot start",
     PROVIDER_UNAVAILABLE: "the model provider is unknown or not configured (e.g. missing API key)",
+    UNAUTHORIZED: "a connection to a listening server presented no token or a wrong one; it is "
+    "closed after this answer",
 }
 
 ERROR_NAMES: dict[int, str] = {
@@ -58,6 +61,7 @@ ERROR_NAMES: dict[int, str] = {
     SESSION_BUSY: "SessionBusy",
     ENGINE_UNAVAILABLE: "EngineUnavailable",
     PROVIDER_UNAVAILABLE: "ProviderUnavailable",
+    UNAUTHORIZED: "Unauthorized",
 }
 """The name each code has in the clients (the Python client's exception classes, the TypeScript
 `ErrorCode` table, the JetBrains core's `RpcException` constants)."""

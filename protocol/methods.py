@@ -438,6 +438,31 @@ class McpListResult(WireModel):
     """Sorted by name."""
 
 
+class AttachParams(WireModel):
+    """The first message on a connection to a listening server (`agentls serve --listen`)."""
+
+    token: str | None = None
+    """The server's token (`--token-file`). Required on TCP; on a WebSocket it may come in the
+    upgrade's `Authorization: Bearer` header instead; a Unix socket needs none."""
+    env: dict[str, str] | None = None
+    """The environment this connection's sessions use (API keys, base URLs, `AGENTLS_*`, and
+    what their commands inherit), instead of the server's own. Never logged, never seen by
+    another connection. Absent: the server's environment."""
+    cwd: str | None = None
+    """The client's working directory (absolute): a relative `cwd` of this connection's
+    `session/new` is taken from there."""
+    argv: list[str] | None = None
+    """Serve flags for this connection's sessions, as `agentls serve` takes them
+    (`--provider`, `--model`, `--permission-mode`, ...)."""
+
+
+class AttachResult(WireModel):
+    version: str
+    """The server's agentls version."""
+    pid: int
+    """The resident server's process id."""
+
+
 Direction = Literal["client_to_server", "server_to_client"]
 
 
@@ -459,6 +484,14 @@ C2S: Direction = "client_to_server"
 S2C: Direction = "server_to_client"
 
 METHODS: tuple[Method, ...] = (
+    Method(
+        "connection/attach",
+        C2S,
+        AttachParams,
+        AttachResult,
+        "Authenticate a connection to a listening server and give it its environment; only as "
+        "the connection's first message, and required first on TCP.",
+    ),
     Method(
         "session/new", C2S, NewSessionParams, SessionInfoResult, "Create a session in a workspace."
     ),

@@ -160,11 +160,34 @@ def build_print_parser() -> argparse.ArgumentParser:
 
 def build_serve_parser(command: str = "serve") -> argparse.ArgumentParser:
     description = {
-        "serve": "JSON-RPC over stdio (LSP framing).",
+        "serve": "JSON-RPC over stdio (LSP framing), or a resident server on a socket.",
         "acp": "An Agent Client Protocol agent over stdio (NDJSON).",
     }[command]
     parser = argparse.ArgumentParser(prog=f"agentls {command}", description=description)
     common_flags(parser)
+    if command == "serve":
+        parser.add_argument(
+            "--listen",
+            nargs="?",
+            const="",
+            metavar="ADDRESS",
+            help="serve many clients on unix:PATH (default: this user's socket for the data "
+            "dir), tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT",
+        )
+        parser.add_argument("--token-file", help="the token TCP and WebSocket clients must send")
+        parser.add_argument(
+            "--idle-timeout",
+            type=float,
+            help="with --listen: exit after this many seconds without a connection",
+        )
+        parser.add_argument(
+            "--connect",
+            nargs="?",
+            const="",
+            metavar="ADDRESS",
+            help="bridge stdio to a resident server (started when none runs at the default "
+            "address)",
+        )
     return parser
 
 
@@ -219,14 +242,20 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def make_service_factory(flags: dict[str, Any]):
-    def factory(channel):
+    """`factory(channel, environ=None, cwd=None)`: a session service for one client; a listening
+    server's connection brings its own environment and working directory."""
+
+    def factory(channel, environ: dict[str, str] | None = None, cwd: str | None = None):
         from server.engines.registry import build_engines
         from server.sessions.service import SessionService
         from server.sessions.setup import open_store
 
-        engines = build_engines(flags)
-        store = open_store(engines)
-        return SessionService(engines, channel, flags=flags, store=store)
+        engines = build_engines(flags, environ=environ)
+        store = open_store(engines, environ)
+        client_cwd = Path(cwd) if cwd and Path(cwd).is_absolute() else None
+        return SessionService(
+            engines, channel, flags=flags, store=store, environ=environ, client_cwd=client_cwd
+        )
 
     return factory
 
@@ -258,10 +287,16 @@ def main(argv: list[str] | None = None) -> int:
 
         return sessions_main(argv)
     if argv and argv[0] == "serve":
+        if any(a == "--connect" or a.startswith("--connect=") for a in argv):
+            from server.frontends.connect import main as connect_main  # before heavy imports
+
+            return connect_main(argv[1:])
         # LSP clients add transport flags such as --stdio or --clientProcessId: ignored.
         args, unknown = build_serve_parser().parse_known_args(argv[1:])
         if unknown:
             print(f"agentls: ignoring unknown arguments: {' '.join(unknown)}", file=sys.stderr)
+        if args.listen is not None:
+            return serve_listening(args)
         from server.frontends.jsonrpc import run_stdio
         from server.logs import setup_logging
 
@@ -275,6 +310,51 @@ def main(argv: list[str] | None = None) -> int:
         setup_logging("acp")
         return on_signals(lambda: run_acp(make_service_factory(flags_from(args))))
     return print_mode(argv)
+
+
+def serve_listening(args: argparse.Namespace) -> int:
+    from server.frontends.address import AddressError, default_address, parse, read_token
+    from server.frontends.listen import run_listen
+    from server.logs import setup_logging
+
+    try:
+        address = parse(args.listen) if args.listen else default_address(os.environ)
+        token = read_token(args.token_file) if args.token_file else None
+        base = flags_from(args)
+    except (AddressError, ValueError) as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 1
+    setup_logging("serve")
+    private = not args.listen or (address.path is not None and address.path.parent == runtime_dir())
+    return run_listen(
+        address,
+        connection_services(base),
+        token=token,
+        idle_timeout=args.idle_timeout,
+        private_dir=private,
+    )
+
+
+def runtime_dir() -> Path:
+    from server.frontends.address import runtime_dir as of
+
+    return of(os.environ)
+
+
+def connection_services(base: dict[str, Any]):
+    """A listening server's connection: its serve flags over the server's, its environment."""
+    from server.config import deep_merge
+
+    def service_for(attach):
+        argv = list(attach.argv or [])
+        try:
+            args, _ = build_serve_parser().parse_known_args(argv)
+        except SystemExit:  # argparse said why on this server's stderr
+            raise ValueError(f"unusable serve flags: {' '.join(argv)}") from None
+        factory = make_service_factory(deep_merge(base, flags_from(args)))
+        return lambda channel: factory(channel, attach.env, attach.cwd)
+
+    return service_for
 
 
 def print_mode(argv: list[str]) -> int:

@@ -6,6 +6,8 @@ import json
 import logging
 import os
 import re
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +77,14 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def user_config_path() -> Path:
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """`environ`: a listening server's connection's environment, whose XDG_CONFIG_HOME / HOME
+    name the user config on Linux (elsewhere the user's config dir does not depend on it)."""
+    if environ is not None and sys.platform.startswith("linux"):
+        home = environ.get("HOME")
+        base = environ.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
+        if base:
+            return Path(base) / "agentls" / "config.json"
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("agentls", appauthor=False)) / "config.json"
@@ -175,7 +184,7 @@ def load_config(
     """`trusted`: the client vouches for `cwd` (the editor's workspace trust); the user config's
     `trustedProjects` and the `trust` flag (`--trust`) vouch too."""
     flags = sandbox_object(dict(flags or {}))
-    user = sandbox_object(read_json_file(user_config_path()))
+    user = sandbox_object(read_json_file(user_config_path(environ)))
     config = deep_merge(DEFAULTS, user)
     verdict: dict[str, Any] = {"trusted": True, "ignored": []}
     floor: Any = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def data_dir() -> Path:
-    home = os.environ.get("AGENTLS_HOME")
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    home = (os.environ if environ is None else environ).get("AGENTLS_HOME")
     if home:
         return Path(home)
     from platformdirs import user_data_dir

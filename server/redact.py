@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,27 @@ def secret_names(environ: Mapping[str, str] | None = None) -> list[str]:
     return [k for k in environ if SECRET_NAME.search(k)]
 
 
+_held: Counter[str] = Counter()
+"""Secret values of environments other than this process's (a listening server's
+connections), masked everywhere while they are held."""
+
+
+def hold(environ: Mapping[str, str]) -> list[str]:
+    """Mask `environ`'s secret values too, until `release(returned)`."""
+    values = [environ[k] for k in secret_names(environ) if len(environ[k]) >= MIN_SECRET]
+    _held.update(values)
+    return values
+
+
+def release(values: list[str]) -> None:
+    _held.subtract(values)
+    for value in [v for v, n in _held.items() if n <= 0]:
+        del _held[value]
+
+
 def _values() -> list[str]:
     values = {os.environ[k] for k in secret_names() if len(os.environ[k]) >= MIN_SECRET}
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | set(_held), key=len, reverse=True)
 
 
 def redact(text: str) -> str:

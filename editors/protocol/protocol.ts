@@ -11,6 +11,8 @@ export interface AgentlsWireTypes {
   AgentlsServerCapabilities?: AgentlsServerCapabilities;
   AskQuestionParams?: AskQuestionParams;
   AskQuestionResult?: AskQuestionResult;
+  AttachParams?: AttachParams;
+  AttachResult?: AttachResult;
   BackgroundSubagent?: BackgroundSubagent;
   CatalogWarning?: CatalogWarning;
   Compaction?: Compaction;
@@ -250,6 +252,51 @@ export interface AskQuestionResult {
     [k: string]: string | string[];
   } | null;
   declined?: boolean | null;
+}
+/**
+ * The first message on a connection to a listening server (`agentls serve --listen`).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AttachParams".
+ */
+export interface AttachParams {
+  /**
+   * Serve flags for this connection's sessions, as `agentls serve` takes them
+   * (`--provider`, `--model`, `--permission-mode`, ...).
+   */
+  argv?: string[] | null;
+  /**
+   * The client's working directory (absolute): a relative `cwd` of this connection's
+   * `session/new` is taken from there.
+   */
+  cwd?: string | null;
+  /**
+   * The environment this connection's sessions use (API keys, base URLs, `AGENTLS_*`, and
+   * what their commands inherit), instead of the server's own. Never logged, never seen by
+   * another connection. Absent: the server's environment.
+   */
+  env?: {
+    [k: string]: string;
+  } | null;
+  /**
+   * The server's token (`--token-file`). Required on TCP; on a WebSocket it may come in the
+   * upgrade's `Authorization: Bearer` header instead; a Unix socket needs none.
+   */
+  token?: string | null;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "AttachResult".
+ */
+export interface AttachResult {
+  /**
+   * The resident server's process id.
+   */
+  pid: number;
+  /**
+   * The server's agentls version.
+   */
+  version: string;
 }
 /**
  * A background subagent of a session (`task` with `background: true`).
@@ -1368,6 +1415,7 @@ export interface SubagentsListResult {
 
 /** Every method name, from the method table (protocol/methods.py). */
 export const Method = {
+  ConnectionAttach: "connection/attach",
   EnginesList: "engines/list",
   Exit: "exit",
   Initialize: "initialize",
@@ -1395,6 +1443,8 @@ export const Method = {
 export type MethodName = (typeof Method)[keyof typeof Method];
 
 export interface ClientRequests {
+  /** Authenticate a connection to a listening server and give it its environment; only as the connection's first message, and required first on TCP. */
+  "connection/attach": { params: AttachParams; result: AttachResult };
   /** Engines this server can run. */
   "engines/list": { params: Empty; result: EnginesListResult };
   /** The first request; any other before it is `-32002` (ServerNotInitialized). */
@@ -1466,6 +1516,8 @@ export const ErrorCode = {
   EngineUnavailable: -31003,
   /** the model provider is unknown or not configured (e.g. missing API key) */
   ProviderUnavailable: -31004,
+  /** a connection to a listening server presented no token or a wrong one; it is closed after this answer */
+  Unauthorized: -31005,
   /** a request came before `initialize` (LSP's ServerNotInitialized) */
   ServerNotInitialized: -32002,
   /** the message is not a JSON-RPC 2.0 request or notification */

@@ -34,6 +34,7 @@ from protocol.client._errors import (
     ServerNotInitialized,
     SessionBusy,
     SessionNotFound,
+    Unauthorized,
 )
 from protocol.client._handlers import (
     PermissionHandler,
@@ -122,6 +123,7 @@ __all__ = [
     "ToolCallUpdate",
     "Turn",
     "TurnEnd",
+    "Unauthorized",
     "UnknownUpdate",
     "Update",
     "UserMessageChunk",

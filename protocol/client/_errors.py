@@ -14,7 +14,8 @@
         ├── SessionNotFound       -31001
         ├── SessionBusy           -31002
         ├── EngineUnavailable     -31003
-        └── ProviderUnavailable   -31004
+        ├── ProviderUnavailable   -31004
+        └── Unauthorized          -31005  (a listening server refused the token)
 
 A code without a class of its own (from a newer server) raises plain `RpcError`.
 """
@@ -120,6 +121,12 @@ class ProviderUnavailable(RpcError):
     code = errors.PROVIDER_UNAVAILABLE
 
 
+class Unauthorized(RpcError):
+    """A listening server refused the connection's token; it closes the connection."""
+
+    code = errors.UNAUTHORIZED
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -134,6 +141,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
         SessionBusy,
         EngineUnavailable,
         ProviderUnavailable,
+        Unauthorized,
     )
 }
 

@@ -72,6 +72,11 @@ class NativeEngine:
         self._jobs: Any = None
         self._mcp = McpSupport()
 
+    @property
+    def environ(self) -> dict[str, str] | None:
+        """The environment its sessions use in place of this process's (None: the process's)."""
+        return self._environ
+
     async def start(self) -> None:
         return None
 
@@ -98,7 +103,11 @@ class NativeEngine:
             settings=settings,
             tools={t.name: t for t in tools},
             tool_ctx=ToolContext(
-                cwd=spec.cwd, session_id=spec.session_id, config=spec.config, sandbox=sandbox
+                cwd=spec.cwd,
+                session_id=spec.session_id,
+                config=spec.config,
+                sandbox=sandbox,
+                environ=self._environ,
             ),
             permissions=PermissionState(mode=spec.mode, allow_rules=allowed),
             factory=self._factory,

@@ -64,11 +64,11 @@ def split_command(command: str | list[str] | None) -> list[str] | None:
     return shlex.split(command, posix=os.name != "nt")
 
 
-def user_engines_config() -> dict[str, Any]:
+def user_engines_config(environ: dict[str, str] | None = None) -> dict[str, Any]:
     from server.config import ConfigError, read_json_file, user_config_path
 
     try:
-        return read_json_file(user_config_path())
+        return read_json_file(user_config_path(environ))
     except ConfigError:
         return {}
 
@@ -98,10 +98,11 @@ def build_engines(
     from server.engines.claude_code import ClaudeCodeEngine
     from server.engines.native import NativeEngine
 
+    given = environ
     environ = dict(os.environ if environ is None else environ)
-    user = user_engines_config()
+    user = user_engines_config(given)
     return {
-        "native": NativeEngine(),
+        "native": NativeEngine(environ=given),
         "acp": AcpEngine(external_settings("acp", flags, environ, user), environ=environ),
         "claude-code": ClaudeCodeEngine(
             external_settings("claude-code", flags, environ, user), environ=environ

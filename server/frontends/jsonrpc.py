@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO, cast
 
 from lsprotocol import types as lsp
@@ -140,9 +140,13 @@ class AgentlsServer(LanguageServer):
 
     async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
         self.protocol.set_writer(CoalescingWriter(stdout))
-        chunks = StdinChunks(stdin)
+        await self.serve_frames(read_frames(StdinChunks(stdin).next))
+
+    async def serve_frames(self, frames: AsyncIterator[Any]) -> None:
+        """Handle every frame until the input ends (or `exit` raises SystemExit), then close
+        the sessions. The writer is set by the caller."""
         try:
-            async for frame in read_frames(chunks.next):
+            async for frame in frames:
                 try:
                     self.handle_frame(frame)
                 except SystemExit:

@@ -30,6 +30,13 @@ class Handlers:
     def __init__(self, service: SessionService):
         self.service = service
 
+    async def connection_attach(self, p):
+        raise JsonRpcException(
+            "`connection/attach` is only the first message on a connection to a listening "
+            "server (`agentls serve --listen`)",
+            errors.INVALID_REQUEST,
+        )
+
     async def session_new(self, p):
         info = await self.service.new_session(p)
         await self._attach_mcp(info.session_id, p.mcp_servers)

@@ -46,7 +46,7 @@ async def mcp_list(service: Any, params: McpListParams) -> McpListResult:
             errors.INVALID_PARAMS, f"cwd must be an existing absolute directory: {cwd}"
         )
     try:
-        config = load_config(cwd, flags=service.flags)
+        config = load_config(cwd, flags=service.flags, environ=service.environ)
     except ConfigError as exc:
         raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
     return McpListResult(servers=configured(session_servers(config, cwd)))

@@ -81,10 +81,17 @@ class SessionService(StoredSessions):
         *,
         flags: dict[str, Any] | None = None,
         store: Store | None = None,
+        environ: dict[str, str] | None = None,
+        client_cwd: Path | None = None,
     ):
+        """`environ`: the environment whose `AGENTLS_*` and key variables configure sessions
+        (a listening server's connection's); None: this process's. `client_cwd`: where a
+        relative session `cwd` is taken from (a connection's working directory)."""
+        self.client_cwd = client_cwd
         self.engines = engines
         self.channel = channel
         self.flags = flags or {}
+        self.environ = environ
         self.sessions: dict[str, Session] = {}
         self.store = store
         self.recorder = Recorder(store) if store else None
@@ -142,6 +149,8 @@ class SessionService(StoredSessions):
 
     def _workspace(self, cwd: str) -> Path:
         path = Path(cwd)
+        if not path.is_absolute() and self.client_cwd is not None:
+            path = (self.client_cwd / path).resolve()
         if not path.is_absolute() or not path.is_dir():
             raise ServiceError(
                 errors.INVALID_PARAMS, f"cwd must be an existing absolute directory: {cwd}"
@@ -151,7 +160,7 @@ class SessionService(StoredSessions):
     def sandbox_status(self) -> SandboxStatus:
         """The sandbox sessions get by default (the configuration without a workspace)."""
         try:
-            settings = settings_from(load_config(None, flags=self.flags))
+            settings = settings_from(load_config(None, flags=self.flags, environ=self.environ))
         except (ConfigError, ValueError) as exc:
             return SandboxStatus(
                 mode="off", configured="off", network=False, auto_allow=False, notice=str(exc)
@@ -180,7 +189,9 @@ class SessionService(StoredSessions):
         made stricter)."""
         layered = deep_merge(self.flags, flags) if flags else self.flags
         try:
-            return deep_merge(load_config(cwd, flags=layered, trusted=trusted), overrides)
+            return deep_merge(
+                load_config(cwd, flags=layered, trusted=trusted, environ=self.environ), overrides
+            )
         except ConfigError as exc:
             raise ServiceError(errors.INVALID_PARAMS, str(exc)) from exc
 

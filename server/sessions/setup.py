@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from server.sessions.store import Store
@@ -12,14 +13,15 @@ from server.sessions.store import Store
 log = logging.getLogger(__name__)
 
 
-def open_store(engines: dict[str, Any]) -> Store | None:
+def open_store(engines: dict[str, Any], environ: Mapping[str, str] | None = None) -> Store | None:
     """The data dir's store, or None when `AGENTLS_STORE=0` or it cannot be opened (the server
     then runs without persistence rather than not at all). Replaces a plain native engine in
-    `engines` by one whose provider calls are traced."""
-    if os.environ.get("AGENTLS_STORE", "1") == "0":
+    `engines` by one whose provider calls are traced. `environ`: a connection's environment
+    (its `AGENTLS_HOME`) in place of this process's."""
+    if (os.environ if environ is None else environ).get("AGENTLS_STORE", "1") == "0":
         return None
     try:
-        store = Store.open_default()
+        store = Store.open_default(environ)
     except Exception as exc:
         log.warning("sessions will not be stored: %s", exc)
         return None
@@ -27,6 +29,9 @@ def open_store(engines: dict[str, Any]) -> Store | None:
     from server.providers.registry import create_provider
     from server.sessions.recording import recording_factory
 
-    if type(engines.get("native")) is NativeEngine:
-        engines["native"] = NativeEngine(provider_factory=recording_factory(create_provider))
+    native = engines.get("native")
+    if type(native) is NativeEngine:
+        engines["native"] = NativeEngine(
+            provider_factory=recording_factory(create_provider), environ=native.environ
+        )
     return store

@@ -25,7 +25,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,10 +115,11 @@ class Store:
         self._thread.start()
 
     @classmethod
-    def open_default(cls) -> Store:
+    def open_default(cls, environ: Mapping[str, str] | None = None) -> Store:
+        """The store of the data dir `environ` names (`AGENTLS_HOME`; None: this process's)."""
         from server.logs import data_dir
 
-        return cls(data_dir() / DB_NAME)
+        return cls(data_dir(environ) / DB_NAME)
 
     # -- writes (queued; they never block the caller) ---------------------------------------
 

@@ -123,9 +123,11 @@ class RecordedRequest:
 class FakeModelServer:
     """Serves scripted replies over real HTTP on 127.0.0.1 from a background thread."""
 
-    def __init__(self, *, port: int = 0, strict: bool = True) -> None:
+    def __init__(self, *, port: int = 0, strict: bool = True, api_key: str | None = None) -> None:
         self._port = port
         self.strict = strict
+        self.api_key = api_key
+        """When set, a request with another key is refused as the services refuse it: 401."""
         """Refuse histories the real services refuse (`wire_rules`), as they do: HTTP 400."""
         self.refusals: list[str] = []
         self._queue: deque[ReplySource] = deque()
@@ -276,6 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not wire:
             self._send_json(404, {"error": {"message": f"fake_llm: no route {path}"}})
             return
+        if self.fake.api_key is not None and not self._key_matches(wire, headers):
+            return
         reply = self._next_reply(wire, body)
         if reply is None:
             return
@@ -286,6 +290,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except _Cut:
             self._hang_up()
+
+    def _key_matches(self, wire: str, headers: dict[str, str]) -> bool:
+        """The key check of each service (Ollama has none), and its 401 when it fails."""
+        expected = self.fake.api_key
+        if wire == "anthropic":
+            if headers.get("x-api-key") == expected:
+                return True
+            self._error(wire, 401, "invalid x-api-key", retry=False)
+            return False
+        given = headers.get("authorization", "").removeprefix("Bearer ")
+        if wire == "ollama" or given == expected:
+            return True
+        shown = f"{given[:3]}*****{given[-4:]}" if len(given) > 8 else given
+        self._error(
+            wire,
+            401,
+            f"Incorrect API key provided: {shown}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            retry=False,
+        )
+        return False
 
     def _next_reply(self, wire: str, body: Any) -> Reply | None:
         """The scripted reply to stream, or None once an error or a hang-up has been sent."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -69,6 +70,9 @@ class ToolContext:
     session_id: str = ""
     read_times: dict[Path, float] = field(default_factory=dict)
     env: dict[str, str] | None = None
+    environ: Mapping[str, str] | None = None
+    """The environment commands start from (its secrets held back, `env` over it): the
+    connection's on a listening server; None: this process's."""
     sink: Any = None
     """The running turn's `TurnSink` (events, questions); set by the engine for each turn."""
     state: dict[str, Any] = field(default_factory=dict)

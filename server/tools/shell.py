@@ -64,7 +64,7 @@ def launch(command: str, *, cwd: Path, env: dict[str, str], sandbox: Sandbox | N
 
 
 def _environment(ctx: ToolContext) -> dict[str, str]:
-    return marked(child_env(ctx.env))
+    return marked(child_env(ctx.env, base=ctx.environ))
 
 
 def _working_dir(ctx: ToolContext, cwd: str | None) -> Path:
