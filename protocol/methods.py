@@ -453,7 +453,11 @@ class AttachParams(WireModel):
     `session/new` is taken from there."""
     argv: list[str] | None = None
     """Serve flags for this connection's sessions, as `agentls serve` takes them
-    (`--provider`, `--model`, `--permission-mode`, ...)."""
+    (`--provider`, `--model`, `--permission-mode`, ...); with `door: "print"`, the flags of
+    `agentls -p`."""
+    door: Literal["serve", "print"] | None = None
+    """Absent or `serve`: JSON-RPC. `print`: after the answer the connection carries one `agentls -p` / stream-json run,
+    its stdin, stdout, stderr, signals and exit code multiplexed (`server.frontends.mux`)."""
 
 
 class AttachResult(WireModel):

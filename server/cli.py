@@ -15,9 +15,9 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 SUBCOMMANDS = ("serve", "acp")
 MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
@@ -332,6 +332,7 @@ def serve_listening(args: argparse.Namespace) -> int:
         token=token,
         idle_timeout=args.idle_timeout,
         private_dir=private,
+        print_door=print_runs(base),
     )
 
 
@@ -357,7 +358,72 @@ def connection_services(base: dict[str, Any]):
     return service_for
 
 
+def print_runs(base: dict[str, Any]):
+    """A listening server's `-p` / stream-json runs: the connection's flags, environment and
+    working directory, its stdin, stdout and stderr."""
+    import contextlib
+
+    from server.config import deep_merge
+
+    async def run_one(attach, run) -> int:
+        cwd = Path(attach.cwd) if attach.cwd and Path(attach.cwd).is_absolute() else Path.home()
+        environ = attach.env if attach.env is not None else dict(os.environ)
+        with contextlib.redirect_stderr(run.stderr):
+            try:
+                prepared = prepare_print(
+                    list(attach.argv or []), cwd=cwd, environ=environ, out=run.stdout_text
+                )
+            except SystemExit as exc:  # argparse said why
+                return exit_code(exc.code)
+        if isinstance(prepared, int):
+            return prepared
+        options, flags, parser = prepared
+        if options.input_format == "text" and options.prompt is None:
+            options.prompt = (await run.read_all()).decode("utf-8", "replace")
+            if not options.prompt.strip():
+                parser.print_help(run.stderr)
+                return 2
+        from server.frontends.streamjson import StreamJsonDoor
+
+        factory = make_service_factory(deep_merge(base, flags))
+        door = StreamJsonDoor(
+            options,
+            lambda channel: factory(channel, attach.env, str(cwd)),
+            run.stdout,
+            stderr=run.stderr,
+        )
+        return await door.run(run, run.signals())
+
+    return run_one
+
+
 def print_mode(argv: list[str]) -> int:
+    target = connect_target(argv)
+    if target is not None:
+        from server.frontends.connect import main_print
+
+        return main_print(argv, target)
+    prepared = prepare_print(argv, cwd=Path.cwd(), environ=os.environ, out=sys.stdout)
+    if isinstance(prepared, int):
+        return prepared
+    options, flags, parser = prepared
+    if options.input_format == "text" and options.prompt is None:
+        if sys.stdin.isatty():
+            parser.print_help(sys.stderr)
+            return 2
+        options.prompt = sys.stdin.read()
+    from server.frontends.streamjson import run_streamjson
+    from server.logs import setup_logging
+
+    setup_logging("print")
+    return on_signals(lambda: run_streamjson(options, make_service_factory(flags)))
+
+
+def prepare_print(
+    argv: list[str], *, cwd: Path, environ: Mapping[str, str], out: TextIO
+) -> tuple[Any, dict[str, Any], argparse.ArgumentParser] | int:
+    """The run `-p` / stream-json flags ask for (its prompt None when it is to be read from
+    stdin), or the exit code after saying why not (on stderr; `--version` on `out`)."""
     stream_input = "stream-json" in argv
     argv, dropped = drop_unknown(argv, stream_input)
     parser = build_print_parser()
@@ -367,7 +433,7 @@ def print_mode(argv: list[str]) -> int:
     if args.version:
         from server import __version__
 
-        print(f"agentls {__version__}")
+        print(f"agentls {__version__}", file=out)
         return 0
     if args.output_format == "stream-json" and not args.verbose:
         print("agentls: --output-format=stream-json requires --verbose", file=sys.stderr)
@@ -377,24 +443,16 @@ def print_mode(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
-    cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
+    cwd = (cwd / args.cwd).resolve() if args.cwd else cwd
     try:
         images = attached_images(args.images, cwd)
     except ValueError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
-    prompt = args.prompt
-    if args.input_format == "text" and prompt is None:
-        if sys.stdin.isatty():
-            parser.print_help(sys.stderr)
-            return 2
-        prompt = sys.stdin.read()
-    from server.frontends.streamjson import StreamJsonOptions, run_streamjson
-    from server.logs import setup_logging
+    from server.frontends.streamjson import StreamJsonOptions
 
-    setup_logging("print")
     options = StreamJsonOptions(
-        prompt=prompt,
+        prompt=args.prompt,
         input_format=args.input_format,
         output_format=args.output_format,
         partial=args.include_partial_messages,
@@ -407,9 +465,26 @@ def print_mode(argv: list[str]) -> int:
         resume=args.resume,
         continue_session=args.continue_,
         replay_user=args.replay_user_messages is not None,
-        state_events=os.environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "") not in ("", "0"),
+        state_events=environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "") not in ("", "0"),
     )
-    return on_signals(lambda: run_streamjson(options, make_service_factory(flags)))
+    return options, flags, parser
+
+
+def connect_target(argv: list[str]) -> str | None:
+    """The resident server `-p` / stream-json attach to: `--connect [ADDRESS]`, or the user
+    config's `server.connect` (an address, or true for the default one); None: run here."""
+    if any(a == "--connect" or a.startswith("--connect=") for a in argv):
+        return ""
+    from server.config import ConfigError, read_json_file, user_config_path
+
+    try:
+        section = read_json_file(user_config_path()).get("server")
+    except ConfigError:
+        return None  # the run here says what is wrong with the config
+    value = section.get("connect") if isinstance(section, dict) else None
+    if value is True:
+        return ""
+    return value if isinstance(value, str) and value else None
 
 
 def attached_images(paths: list[str], cwd: Path) -> list[dict[str, Any]]:

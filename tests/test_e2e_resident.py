@@ -413,3 +413,109 @@ async def test_a_websocket_client_runs_a_whole_turn(tmp_path: Path, workspace: P
         text = "".join(u["text"] for u in updates if u["kind"] == "agent_message_chunk")
         assert text == "over the websocket"
         assert updates[-1]["kind"] == "turn_end"
+
+
+# -- print and stream-json runs attached -------------------------------------------------------
+
+
+async def agentls_p(env: dict[str, str], cwd: Path, *args: str, stdin: bytes = b"") -> tuple:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server.cli", *args, env=env, cwd=cwd,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(stdin), WAIT_S)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_print_runs_attach_to_one_resident_server_with_their_own_key(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    with FakeModelServer(api_key="sk-print-user-key") as fake:
+        workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-print-user-key")
+        use_fake(workspace, fake)
+        (workspace / "notes.txt").write_text("hello\n")
+        fake.script(Reply(text="first"), Reply(text="second"), Reply(text="from stdin"))
+        assert await agentls_p(env, workspace, "-p", "--connect", "one") == (0, "first\n", "")
+        assert await agentls_p(env, workspace, "-p", "two", "--connect") == (0, "second\n", "")
+        code, out, _ = await agentls_p(
+            env, workspace, "-p", "--connect", "--output-format", "json", stdin=b"three"
+        )
+        assert code == 0 and json.loads(out)["result"] == "from stdin"
+        assert len(resident_pids(run_dir)) == 1
+        asked = [
+            m["content"] for r in fake.requests for m in r.body["messages"] if m["role"] == "user"
+        ]
+        assert [a for a in asked if a in ("one", "two", "three")] == ["one", "two", "three"]
+
+        wrong = {**env, "OPENAI_API_KEY": "sk-someone-else"}
+        code, out, err = await agentls_p(wrong, workspace, "-p", "--connect", "four")
+        assert (code, out) == (1, "")
+        assert "401" in err and "sk-someone-else" not in err
+        assert await agentls_p(env, workspace, "-p", "--connect", "--version") == (
+            0, "agentls 0.1.0\n", "",
+        )  # fmt: skip
+        code, _, err = await agentls_p(env, workspace, "-p", "--connect", "--max-turns", "x")
+        assert code == 2 and "invalid int value: 'x'" in err
+
+
+async def test_a_signal_to_an_attached_print_run_aborts_its_turn(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    held, asked = threading.Event(), threading.Event()
+
+    def slow(body: dict[str, Any]) -> Reply:
+        asked.set()
+        held.wait(WAIT_S)
+        return Reply(text="too late")
+
+    with FakeModelServer() as fake:
+        workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-test-key-123")
+        use_fake(workspace, fake)
+        fake.script(slow, Reply(text="next run"))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server.cli", "-p", "--connect", "--output-format",
+            "stream-json", "--verbose", "wait", env=env, cwd=workspace, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            await wait_until(asked.is_set, "the model call")
+            proc.send_signal(signal.SIGINT)
+            out, _ = await asyncio.wait_for(proc.communicate(), WAIT_S)
+        finally:
+            held.set()
+        assert proc.returncode == 130
+        result = json.loads(out.splitlines()[-1])
+        assert (result["type"], result["subtype"], result["terminal_reason"]) == (
+            "result",
+            "error_during_execution",
+            "aborted_streaming",
+        )
+        assert await agentls_p(env, workspace, "-p", "--connect", "again") == (0, "next run\n", "")
+
+
+async def test_the_claude_agent_sdk_attaches_through_the_user_config(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+
+    from tests.test_streamjson_sdk import AGENTLS
+
+    with FakeModelServer() as fake:
+        workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-test-key-123")
+        use_fake(workspace, fake)
+        config = tmp_path / "user" / "config" / "agentls" / "config.json"
+        config.write_text(
+            json.dumps({**json.loads(config.read_text()), "server": {"connect": True}})
+        )
+        fake.script(Reply(text="attached answer"), Reply(text="second query"))
+        opts = ClaudeAgentOptions(cli_path=AGENTLS, cwd=str(workspace), env=env)
+        first = [m async for m in query(prompt="hi", options=opts)]
+        [pid] = resident_pids(run_dir)
+        second = [m async for m in query(prompt="again", options=opts)]
+        assert resident_pids(run_dir) == [pid]
+    results = [m for m in first + second if isinstance(m, ResultMessage)]
+    assert [(r.subtype, r.result) for r in results] == [
+        ("success", "attached answer"),
+        ("success", "second query"),
+    ]

@@ -262,7 +262,8 @@ export interface AskQuestionResult {
 export interface AttachParams {
   /**
    * Serve flags for this connection's sessions, as `agentls serve` takes them
-   * (`--provider`, `--model`, `--permission-mode`, ...).
+   * (`--provider`, `--model`, `--permission-mode`, ...); with `door: "print"`, the flags of
+   * `agentls -p`.
    */
   argv?: string[] | null;
   /**
@@ -270,6 +271,11 @@ export interface AttachParams {
    * `session/new` is taken from there.
    */
   cwd?: string | null;
+  /**
+   * Absent or `serve`: JSON-RPC. `print`: after the answer the connection carries one `agentls -p` / stream-json run,
+   * its stdin, stdout, stderr, signals and exit code multiplexed (`server.frontends.mux`).
+   */
+  door?: ("serve" | "print") | null;
   /**
    * The environment this connection's sessions use (API keys, base URLs, `AGENTLS_*`, and
    * what their commands inherit), instead of the server's own. Never logged, never seen by

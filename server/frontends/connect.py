@@ -58,8 +58,8 @@ def split_flags(argv: list[str]) -> tuple[str, str | None, list[str]]:
             continue
         if not eq:
             following = next(items, None)
-            if following is not None and following.startswith("-"):
-                rest.append(following)  # `--connect` without an address, another flag next
+            if name == "--connect" and following is not None and not looks_like_address(following):
+                rest.append(following)  # `--connect` without an address: a flag or a prompt
                 following = None
             value = following or ""
         if name == "--connect":
@@ -67,6 +67,10 @@ def split_flags(argv: list[str]) -> tuple[str, str | None, list[str]]:
         else:
             token_file = value
     return target, token_file, rest
+
+
+def looks_like_address(text: str) -> bool:
+    return text.startswith(("unix:", "tcp://", "ws://"))
 
 
 # -- reaching a server -------------------------------------------------------------------------
@@ -166,9 +170,13 @@ def log_path(address: Address) -> Path:
 # -- the conversation --------------------------------------------------------------------------
 
 
-def attach(sock: socket.socket, *, token: str | None, argv: list[str]) -> bytes:
+def attach(
+    sock: socket.socket, *, token: str | None, argv: list[str], door: str = "serve"
+) -> bytes:
     """Send `connection/attach`; returns what the server sent after its answer."""
     params: dict[str, Any] = {"env": dict(os.environ), "cwd": os.getcwd(), "argv": argv}
+    if door != "serve":
+        params["door"] = door
     if token is not None:
         params["token"] = token
     message = {"jsonrpc": "2.0", "id": "attach", "method": "connection/attach", "params": params}
@@ -225,7 +233,71 @@ def pump(sock: socket.socket) -> int:
     return 0
 
 
-def write_all(data: bytes) -> None:
+def write_all(data: bytes, *, fd: int = 1) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(1, view) :]
+        view = view[os.write(fd, view) :]
+
+
+# -- one print / stream-json run ---------------------------------------------------------------
+
+
+def main_print(argv: list[str], target: str) -> int:
+    """`agentls -p ... --connect [ADDRESS]`: the run happens on the resident server; this
+    process carries its stdin, stdout, stderr, signals and exit code."""
+    from server.frontends import mux
+
+    try:
+        address_text, token_file, rest = split_flags(argv)
+        address_text = address_text or target
+        address = parse(address_text) if address_text else default_address(os.environ)
+        token = read_token(token_file) if token_file else None
+        sock = reach(address, autostart=address.scheme == "unix")
+        early = attach(sock, token=token, argv=rest, door="print")
+    except (AddressError, BridgeError, OSError) as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 1
+    sending = threading.Lock()
+
+    def send(frame: bytes) -> None:
+        with sending:
+            sock.sendall(frame)
+
+    def forward(signum: int, _frame: Any) -> None:
+        try:
+            send(mux.pack_int(mux.SIGNAL, signum))
+        except OSError:
+            pass
+
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), forward)
+
+    def upstream() -> None:
+        try:
+            while chunk := os.read(0, 65536):
+                send(mux.pack(mux.STDIN, chunk))
+            send(mux.pack(mux.STDIN))
+        except OSError:
+            return
+
+    threading.Thread(target=upstream, daemon=True).start()
+    frames = mux.Unpacker()
+    data = early
+    while True:
+        for channel, payload in frames.feed(data):
+            if channel == mux.STDOUT:
+                write_all(payload)
+            elif channel == mux.STDERR:
+                write_all(payload, fd=2)
+            elif channel == mux.EXIT:
+                return mux.as_int(payload)
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            print("agentls: the resident server closed the connection", file=sys.stderr)
+            return 1

@@ -33,11 +33,13 @@ from server.frontends.envelope import error_reply
 from server.frontends.jsonrpc import AgentlsServer
 from server.frontends.jsonrpc_transport import CoalescingWriter
 from server.frontends.lsp_frames import BadFrame, read_frames
+from server.frontends.print_door import PrintDoor, serve_print
 from server.frontends.stdio import cancel_on_signals, parse_json
 
 log = logging.getLogger(__name__)
 
 ATTACH = "connection/attach"
+NO_PRINT = "a print run needs a Unix socket or TCP connection (`agentls -p --connect`)"
 ServiceFor = Callable[[AttachParams], Callable[[Any], Any]]
 """What a connection attached with -> the service factory of its `AgentlsServer`."""
 
@@ -106,8 +108,16 @@ def lsp_frame(message: dict[str, Any]) -> bytes:
 class Resident:
     """Serves connections until stopped, or until it has had none for `idle_timeout` seconds."""
 
-    def __init__(self, service_for: ServiceFor, *, token: str | None, idle_timeout: float | None):
+    def __init__(
+        self,
+        service_for: ServiceFor,
+        *,
+        token: str | None,
+        idle_timeout: float | None,
+        print_door: PrintDoor | None = None,
+    ):
         self.service_for = service_for
+        self.print_door = print_door
         self.token = token
         self.idle_timeout = idle_timeout
         self.stopped = asyncio.Event()
@@ -161,7 +171,11 @@ class Resident:
 
         out = SocketOut(writer)
         await self._serve(
-            read_frames(next_chunk), out, needs_token=needs_token, include_headers=True
+            read_frames(next_chunk),
+            out,
+            needs_token=needs_token,
+            include_headers=True,
+            reader=reader,
         )
 
     async def on_websocket(self, ws: Any) -> None:
@@ -182,8 +196,15 @@ class Resident:
             await out.drained()
 
     async def _serve(
-        self, frames: AsyncIterator[Any], out: Out, *, needs_token: bool, include_headers: bool
+        self,
+        frames: AsyncIterator[Any],
+        out: Out,
+        *,
+        needs_token: bool,
+        include_headers: bool,
+        reader: asyncio.StreamReader | None = None,
     ) -> None:
+        """`reader`: the raw input under `frames`, which a print run takes over."""
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
@@ -204,6 +225,13 @@ class Resident:
                 return
             params, pending = attached
             held = redact.hold(params.env or {})
+            if params.door == "print":
+                if reader is None or self.print_door is None:
+                    send(error_reply(first.get("id"), errors.INVALID_PARAMS, NO_PRINT))
+                    return
+                send(_result(first, AttachResult(version=__version__, pid=os.getpid())))
+                await serve_print(self.print_door, params, reader, writer)
+                return
             try:
                 server = AgentlsServer(self.service_for(params))
             except ValueError as exc:  # unusable serve flags
@@ -393,6 +421,7 @@ def run_listen(
     token: str | None,
     idle_timeout: float | None,
     private_dir: bool,
+    print_door: PrintDoor | None = None,
 ) -> int:
     """Serve until a signal (running turns end `aborted`, stored) or the idle timeout."""
     try:
@@ -404,7 +433,9 @@ def run_listen(
 
     async def main() -> None:
         cancel_on_signals(asyncio.current_task(), received)
-        resident = Resident(service_for, token=token, idle_timeout=idle_timeout)
+        resident = Resident(
+            service_for, token=token, idle_timeout=idle_timeout, print_door=print_door
+        )
         await serve_resident(resident, address, private_dir=private_dir)
 
     try:

@@ -11,7 +11,7 @@ import re
 import signal
 import threading
 from collections.abc import AsyncIterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
@@ -36,6 +36,12 @@ def cancel_on_signals(task: asyncio.Task | None, received: list[int]) -> None:
                 loop.add_signal_handler(getattr(signal, name), handle, getattr(signal, name))
             except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
                 pass
+
+
+class Chunks(Protocol):
+    """A byte stream read a chunk at a time; `next()` returns b"" at its end."""
+
+    async def next(self) -> bytes: ...
 
 
 class StdinChunks:
@@ -71,7 +77,7 @@ class StdinChunks:
         return await self._queue.get()
 
 
-async def read_lines(chunks: StdinChunks, *, limit: int) -> AsyncIterator[bytes | None]:
+async def read_lines(chunks: Chunks, *, limit: int) -> AsyncIterator[bytes | None]:
     """NDJSON lines as bytes (multibyte characters may span reads). A line longer than
     `limit` is skipped and reported as None."""
     buf = bytearray()

@@ -15,9 +15,10 @@ import os
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, assert_never
+from typing import Any, BinaryIO, TextIO, assert_never
 
 import anyio
 from pydantic import ValidationError
@@ -34,7 +35,7 @@ from protocol.methods import (
 )
 from server.agent.profiles import Profile
 from server.engines.base import SessionOffer
-from server.frontends.stdio import StdinChunks, read_lines
+from server.frontends.stdio import Chunks, StdinChunks, read_lines
 from server.frontends.streamjson_args import from_claude, to_claude
 from server.frontends.streamjson_frames import (
     DIALECT_VERSION,
@@ -92,8 +93,16 @@ class StreamJsonOptions:
 class StreamJsonDoor:
     """One process, one session, a queue of turns."""
 
-    def __init__(self, options: StreamJsonOptions, service_factory, stdout: BinaryIO):
+    def __init__(
+        self,
+        options: StreamJsonOptions,
+        service_factory,
+        stdout: BinaryIO,
+        *,
+        stderr: TextIO | None = None,
+    ):
         self.options = options
+        self.stderr = sys.stderr if stderr is None else stderr
         interactive = options.permission_tool == "stdio"
         self.capabilities = ClientCapabilities(questions=interactive, permissions=interactive)
         self.service = service_factory(self)
@@ -133,7 +142,7 @@ class StreamJsonDoor:
                 }
             )
         else:
-            print(f"agentls: {message}", file=sys.stderr)
+            print(f"agentls: {message}", file=self.stderr, flush=True)
 
     # -- the ClientChannel the session service talks to ---------------------------------
 
@@ -224,7 +233,9 @@ class StreamJsonDoor:
 
     # -- input ---------------------------------------------------------------------------
 
-    async def run(self, stdin: BinaryIO) -> int:
+    async def run(self, stdin: Chunks, signals: AsyncIterator[int] | None = None) -> int:
+        """`stdin`: the input's bytes; `signals`: the signals that stop the run (None: this
+        process's SIGINT, SIGTERM and SIGHUP)."""
         try:
             await self.open_session()
         except ServiceError as exc:
@@ -232,7 +243,7 @@ class StreamJsonDoor:
             return 1
         work = anyio.CancelScope()
         async with anyio.create_task_group() as watcher:
-            watcher.start_soon(self.on_signals, work)
+            watcher.start_soon(self.on_signals, work, signals)
             with work:
                 await self.serve(stdin)
             watcher.cancel_scope.cancel()
@@ -242,7 +253,7 @@ class StreamJsonDoor:
             return 128 + self.signalled
         return self.finish()
 
-    async def serve(self, stdin: BinaryIO) -> None:
+    async def serve(self, stdin: Chunks) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.turns)
             async with self._send:
@@ -256,19 +267,29 @@ class StreamJsonDoor:
                     blocks = [{"type": "text", "text": self.options.prompt}]
                     await self._send.send((blocks + self.take_images(), None))
 
-    async def on_signals(self, work: anyio.CancelScope) -> None:
+    async def on_signals(
+        self, work: anyio.CancelScope, signals: AsyncIterator[int] | None = None
+    ) -> None:
         """SIGINT, SIGTERM, SIGHUP: the running turn is cancelled as by an interrupt and its
         `result` written, then the door stops (exit 128 + the signal)."""
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-            async for signum in signals:
-                if self.signalled:  # a second signal: stop now
-                    break
-                self.signalled = int(signum)
-                if self.running:
-                    self.service.cancel(self.session_id)
-                    with anyio.move_on_after(SIGNAL_GRACE):
-                        await self._turn_written.wait()
+        if signals is not None:
+            await self._stop_on(signals, work)
+            return
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as own:
+            await self._stop_on(own, work)
+
+    async def _stop_on(self, signals: AsyncIterator[int], work: anyio.CancelScope) -> None:
+        async for signum in signals:
+            if self.signalled:  # a second signal: stop now
                 break
+            self.signalled = int(signum)
+            if self.running:
+                self.service.cancel(self.session_id)
+                with anyio.move_on_after(SIGNAL_GRACE):
+                    await self._turn_written.wait()
+            break
+        else:
+            return  # the signal source ended: nothing to stop
         work.cancel()
 
     async def open_session(self) -> None:
@@ -290,9 +311,9 @@ class StreamJsonDoor:
             info = self.service.describe(self.service.get(resume))
         self.session_id, self.model = info.session_id, info.model
 
-    async def read_stdin(self, stdin: BinaryIO) -> None:
+    async def read_stdin(self, stdin: Chunks) -> None:
         number = 0
-        async for line in read_lines(StdinChunks(stdin), limit=MAX_LINE):
+        async for line in read_lines(stdin, limit=MAX_LINE):
             number += 1
             if line is None:
                 self.error_frame(f"stdin line {number} is longer than {MAX_LINE} bytes; skipped")
@@ -496,7 +517,7 @@ class StreamJsonDoor:
             if stream:
                 stream.write(text.encode() + b"\n")
             else:
-                print(f"agentls: {result['subtype']}: {text}", file=sys.stderr)
+                print(f"agentls: {result['subtype']}: {text}", file=self.stderr, flush=True)
         self.stdout.flush()
         return 1 if result["is_error"] else 0
 
@@ -534,7 +555,7 @@ SIGNAL_GRACE = 30.0
 def run_streamjson(options: StreamJsonOptions, service_factory) -> int:
     async def main() -> int:
         door = StreamJsonDoor(options, service_factory, sys.stdout.buffer)
-        return await door.run(sys.stdin.buffer)
+        return await door.run(StdinChunks(sys.stdin.buffer))
 
     try:
         return anyio.run(main)
