@@ -87,6 +87,11 @@ async def finished(client: AgentClient, session_id: str, text: str) -> dict[str,
     return await asyncio.wait_for(client.call("session/prompt", prompt(session_id, text)), WAIT_S)
 
 
+def message_text(updates: list[dict[str, Any]]) -> str:
+    chunks = [u["update"] for u in updates if u["update"]["kind"] == "agent_message_chunk"]
+    return "".join(c["text"] for c in chunks)
+
+
 async def wait_until(check, what: str) -> Any:
     async def poll() -> Any:
         while not (value := check()):
@@ -130,7 +135,8 @@ async def test_two_clients_on_one_resident_server_keep_keys_sessions_and_events_
                 await bob.call("session/load", {"sessionId": sid_a})
         assert {u["sessionId"] for u in alice.updates} == {sid_a}
         assert {u["sessionId"] for u in bob.updates} == {sid_b}
-        assert "answer for bob" not in json.dumps(alice.updates)
+        assert message_text(alice.updates) == "answer for alice"
+        assert message_text(bob.updates) == "answer for bob"
         assert [s["sessionId"] for s in listed_a["data"]] == [sid_a]
         assert [s["sessionId"] for s in listed_b["data"]] == [sid_b]
         assert getattr(foreign.value, "code", None) == -31001  # SessionNotFound
@@ -519,3 +525,43 @@ async def test_the_claude_agent_sdk_attaches_through_the_user_config(
         ("success", "attached answer"),
         ("success", "second query"),
     ]
+
+
+# -- crash isolation -------------------------------------------------------------------------
+
+
+async def test_a_crashing_engine_or_a_broken_client_never_touches_another_connection(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    held, asked = threading.Event(), threading.Event()
+
+    def slow(body: dict[str, Any]) -> Reply:
+        asked.set()
+        held.wait(WAIT_S)
+        return Reply(text="bob's answer")
+
+    address = f"unix:{run_dir / 'team.sock'}"
+    crash = f"{sys.executable} -c 'import os; os._exit(3)'"
+    with FakeModelServer() as fake:
+        ws_b, env_b = home(tmp_path, "bob", run_dir, OPENAI_API_KEY="sk-bob-key-123")
+        ws_a, env_a = home(tmp_path, "alice", run_dir, AGENTLS_PROVIDER="scripted")
+        use_fake(ws_b, fake)
+        fake.script(slow)
+        async with bridged(env_b, address) as bob:
+            sid = await new_session(bob, ws_b)
+            running = asyncio.ensure_future(finished(bob, sid, "take your time"))
+            await wait_until(asked.is_set, "bob's model call")
+            [pid] = resident_pids(run_dir)
+            async with bridged(env_a, address, "--engine-command", crash) as alice:
+                with pytest.raises(Exception, match=r"exited|could not|cannot|failed"):
+                    await alice.call("session/new", {"cwd": str(ws_a), "engine": "acp"})
+                assert await new_session(alice, ws_a)  # her connection still serves
+            _, writer = await asyncio.open_unix_connection(str(run_dir / "team.sock"))
+            writer.write(b"Content-Length: 99999999999\r\n\r\n{garbage" + b"\xff" * 4096)
+            await writer.drain()
+            writer.close()
+            held.set()
+            result = await running
+        assert result["terminal"] == "completed"
+        assert resident_pids(run_dir) == [pid]
+        assert message_text(bob.updates) == "bob's answer"

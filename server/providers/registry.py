@@ -85,7 +85,8 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "https://openrouter.ai/api/v1",
         ),
         ProviderInfo("ollama", "ollama", None, "OLLAMA_HOST", "llama3.2", "http://127.0.0.1:11434"),
-        ProviderInfo("scripted", "scripted", None, None, "scripted", shared=False),
+        # The scripted model's "address" is its script (AGENTLS_SCRIPT: a file or JSON text).
+        ProviderInfo("scripted", "scripted", None, "AGENTLS_SCRIPT", "scripted", shared=False),
         ProviderInfo("local", "local", None, None, local_model.DEFAULT_MODEL),
     )
 }

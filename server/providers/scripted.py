@@ -149,5 +149,5 @@ def load_script(value: str) -> list[ScriptedReply]:
 def create(settings: ProviderSettings) -> ScriptedProvider:
     """A new provider, so a new copy of the script, for every session (the registry does not
     share scripted providers)."""
-    script = os.environ.get("AGENTLS_SCRIPT")
+    script = settings.base_url or os.environ.get("AGENTLS_SCRIPT")
     return ScriptedProvider.from_replies(load_script(script)) if script else ScriptedProvider(echo)

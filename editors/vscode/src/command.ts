@@ -76,6 +76,20 @@ export function resolveServerCommand(r: Resolution): ServerCommand | undefined {
   return undefined;
 }
 
+/**
+ * The `agentls.server.connect` setting: empty, the server runs as this window's child; `auto`,
+ * the window attaches to this user's resident server (started when none runs); an address
+ * (`unix:PATH`, `tcp://HOST:PORT`), to the server listening there.
+ */
+export function withConnection(command: ServerCommand, connect: string, tokenFile = ""): ServerCommand {
+  const target = connect.trim();
+  if (!target) return command;
+  const args = [...command.args, "--connect"];
+  if (target !== "auto") args.push(target);
+  if (tokenFile.trim()) args.push("--token-file", tokenFile.trim());
+  return { ...command, args };
+}
+
 export const NOT_FOUND =
   "Cannot find the agentls server: install it (`pip install agentls`, so that `agentls` is on PATH), " +
   "select a Python interpreter that has it, or set `agentls.serverCommand`.";

@@ -1,7 +1,7 @@
 // Activation: start `agentls serve`, host the chat view, forward between them, map the server's
 // questions and permission requests to VS Code's quick pick and modal dialogs.
 import * as vscode from "vscode";
-import { findOnPath, NOT_FOUND, resolveServerCommand, type ServerCommand } from "./command";
+import { findOnPath, NOT_FOUND, resolveServerCommand, withConnection, type ServerCommand } from "./command";
 import { ServerConnection } from "./connection";
 import { SessionController } from "./controller";
 import { ChatViewProvider, VIEW_ID } from "./panel";
@@ -76,7 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("agentls.restartServer", () => start()),
     vscode.commands.registerCommand("agentls.showOutput", () => output.show()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration("agentls.serverCommand")) void start();
+      if (e.affectsConfiguration("agentls.serverCommand") || e.affectsConfiguration("agentls.server")) void start();
       else if (e.affectsConfiguration("agentls.permissionMode")) {
         void controller.setMode(vscode.workspace.getConfiguration("agentls").get<string>("permissionMode") ?? "default");
       } else if (e.affectsConfiguration("agentls.model")) {
@@ -99,10 +99,12 @@ function cwd(): string {
 }
 
 async function serverCommand(): Promise<ServerCommand | undefined> {
-  const setting = vscode.workspace.getConfiguration("agentls").get<string>("serverCommand") ?? "";
+  const config = vscode.workspace.getConfiguration("agentls");
+  const setting = config.get<string>("serverCommand") ?? "";
   const onPath = setting.trim() ? undefined : findOnPath("agentls");
   const python = setting.trim() || onPath ? undefined : await pythonInterpreter();
-  return resolveServerCommand({ setting, onPath, python });
+  const command = resolveServerCommand({ setting, onPath, python });
+  return command && withConnection(command, config.get<string>("server.connect") ?? "", config.get<string>("server.tokenFile") ?? "");
 }
 
 /** The interpreter selected in the Python extension, if it is installed. */

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { findOnPath, resolveServerCommand, splitCommandLine } from "../../src/command";
+import { findOnPath, resolveServerCommand, splitCommandLine, withConnection } from "../../src/command";
 import { RestartPolicy } from "../../src/restart";
 
 test("command lines split like a shell's simple cases", () => {
@@ -35,4 +35,15 @@ test("restart policy: a few restarts per window, then stop", () => {
   assert.equal(policy.allow(10), true);
   assert.equal(policy.allow(20), false);
   assert.equal(policy.allow(5000), true, "old crashes age out");
+});
+
+test("agentls.server.connect attaches the command to a resident server", () => {
+  const own = { command: "/usr/bin/agentls", args: ["serve"], source: "path" as const };
+  assert.deepEqual(withConnection(own, ""), own);
+  assert.deepEqual(withConnection(own, " auto "), { ...own, args: ["serve", "--connect"] });
+  assert.deepEqual(withConnection(own, "unix:/run/a.sock"), { ...own, args: ["serve", "--connect", "unix:/run/a.sock"] });
+  assert.deepEqual(withConnection(own, "tcp://127.0.0.1:7001", "/home/u/.agentls-token"), {
+    ...own,
+    args: ["serve", "--connect", "tcp://127.0.0.1:7001", "--token-file", "/home/u/.agentls-token"],
+  });
 });
