@@ -2,6 +2,8 @@ package dev.agentls.core.protocol;
 
 import dev.agentls.core.protocol.Wire.AskQuestionParams;
 import dev.agentls.core.protocol.Wire.AskQuestionResult;
+import dev.agentls.core.protocol.Wire.AttachParams;
+import dev.agentls.core.protocol.Wire.AttachResult;
 import dev.agentls.core.protocol.Wire.Empty;
 import dev.agentls.core.protocol.Wire.EnginesListResult;
 import dev.agentls.core.protocol.Wire.ListSessionsParams;
@@ -96,11 +98,14 @@ public final class Methods {
     public static final Method<McpListParams, McpListResult> MCP_LIST =
             call("mcp/list", McpListParams.class, McpListResult.class);
 
+    public static final Method<AttachParams, AttachResult> CONNECTION_ATTACH =
+            call("connection/attach", AttachParams.class, AttachResult.class);
+
     public static final List<Method<?, ?>> ALL = List.of(
             SESSION_NEW, SESSION_PROMPT, SESSION_CANCEL, SESSION_STEER, SESSION_SET_MODEL, SESSION_SET_MODE,
             SESSION_CLOSE, SESSION_LOAD, SESSION_LIST, SESSION_SEARCH, MODELS_LIST, ENGINES_LIST,
             SESSION_UPDATE, SESSION_REQUEST_PERMISSION, SESSION_ASK_QUESTION, SKILLS_LIST, SUBAGENTS_LIST,
-            SUBAGENTS_STOP, MCP_LIST);
+            SUBAGENTS_STOP, MCP_LIST, CONNECTION_ATTACH);
 
     public static final int PROTOCOL_VERSION = 1;
 

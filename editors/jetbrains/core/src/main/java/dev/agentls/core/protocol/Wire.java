@@ -242,4 +242,11 @@ public final class Wire {
     public record InitializeResult(ServerCapabilities capabilities, Implementation serverInfo) {}
 
     public record InitializedParams() {}
+
+    // -- a listening server (agentls serve --listen) --------------------------------------------
+
+    /** The first message on a connection to a listening server; {@code door}: "serve" or "print". */
+    public record AttachParams(String token, Map<String, String> env, String cwd, List<String> argv, String door) {}
+
+    public record AttachResult(String version, long pid) {}
 }
