@@ -92,6 +92,19 @@ def message_text(updates: list[dict[str, Any]]) -> str:
     return "".join(c["text"] for c in chunks)
 
 
+class HeldReply:
+    """A model reply held back until released: a turn that stays running while a test acts."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.asked, self.held = threading.Event(), threading.Event()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.asked.set()
+        self.held.wait(WAIT_S)
+        return Reply(text=self.text)
+
+
 async def wait_until(check, what: str) -> Any:
     async def poll() -> Any:
         while not (value := check()):
@@ -315,13 +328,7 @@ async def test_the_bridge_refuses_a_socket_others_may_open(tmp_path: Path, run_d
 async def test_kill_9_mid_turn_the_next_bridge_starts_a_new_server_and_load_works(
     tmp_path: Path, run_dir: Path
 ) -> None:
-    held = threading.Event()
-    asked = threading.Event()
-
-    def slow(body: dict[str, Any]) -> Reply:
-        asked.set()
-        held.wait(WAIT_S)
-        return Reply(text="never seen")
+    slow = HeldReply("never seen")
 
     with FakeModelServer() as fake:
         workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-test-key-123")
@@ -334,13 +341,13 @@ async def test_kill_9_mid_turn_the_next_bridge_starts_a_new_server_and_load_work
             sid = await new_session(client, workspace)
             assert (await finished(client, sid, "one"))["terminal"] == "completed"
             pending = asyncio.ensure_future(client.call("session/prompt", prompt(sid, "two")))
-            await wait_until(asked.is_set, "the second model call")
+            await wait_until(slow.asked.is_set, "the second model call")
             [pid] = resident_pids(run_dir)
             os.kill(pid, signal.SIGKILL)
             await wait_until(lambda: pending.done() or client._server.returncode is not None,
                              "the bridge noticing")  # fmt: skip
         finally:
-            held.set()
+            slow.held.set()
             await client.close()
         pending.cancel()
         async with bridged(env) as again:
@@ -468,12 +475,7 @@ async def test_print_runs_attach_to_one_resident_server_with_their_own_key(
 async def test_a_signal_to_an_attached_print_run_aborts_its_turn(
     tmp_path: Path, run_dir: Path
 ) -> None:
-    held, asked = threading.Event(), threading.Event()
-
-    def slow(body: dict[str, Any]) -> Reply:
-        asked.set()
-        held.wait(WAIT_S)
-        return Reply(text="too late")
+    slow = HeldReply("too late")
 
     with FakeModelServer() as fake:
         workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-test-key-123")
@@ -485,11 +487,11 @@ async def test_a_signal_to_an_attached_print_run_aborts_its_turn(
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         try:
-            await wait_until(asked.is_set, "the model call")
+            await wait_until(slow.asked.is_set, "the model call")
             proc.send_signal(signal.SIGINT)
             out, _ = await asyncio.wait_for(proc.communicate(), WAIT_S)
         finally:
-            held.set()
+            slow.held.set()
         assert proc.returncode == 130
         result = json.loads(out.splitlines()[-1])
         assert (result["type"], result["subtype"], result["terminal_reason"]) == (
@@ -533,12 +535,7 @@ async def test_the_claude_agent_sdk_attaches_through_the_user_config(
 async def test_a_crashing_engine_or_a_broken_client_never_touches_another_connection(
     tmp_path: Path, run_dir: Path
 ) -> None:
-    held, asked = threading.Event(), threading.Event()
-
-    def slow(body: dict[str, Any]) -> Reply:
-        asked.set()
-        held.wait(WAIT_S)
-        return Reply(text="bob's answer")
+    slow = HeldReply("bob's answer")
 
     address = f"unix:{run_dir / 'team.sock'}"
     crash = f"{sys.executable} -c 'import os; os._exit(3)'"
@@ -550,7 +547,7 @@ async def test_a_crashing_engine_or_a_broken_client_never_touches_another_connec
         async with bridged(env_b, address) as bob:
             sid = await new_session(bob, ws_b)
             running = asyncio.ensure_future(finished(bob, sid, "take your time"))
-            await wait_until(asked.is_set, "bob's model call")
+            await wait_until(slow.asked.is_set, "bob's model call")
             [pid] = resident_pids(run_dir)
             async with bridged(env_a, address, "--engine-command", crash) as alice:
                 with pytest.raises(Exception, match=r"exited|could not|cannot|failed"):
@@ -560,7 +557,7 @@ async def test_a_crashing_engine_or_a_broken_client_never_touches_another_connec
             writer.write(b"Content-Length: 99999999999\r\n\r\n{garbage" + b"\xff" * 4096)
             await writer.drain()
             writer.close()
-            held.set()
+            slow.held.set()
             result = await running
         assert result["terminal"] == "completed"
         assert resident_pids(run_dir) == [pid]

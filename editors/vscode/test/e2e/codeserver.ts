@@ -1,7 +1,8 @@
 // A real VS Code (code-server 4.100.3, VS Code 1.100.3) on loopback, with a private profile,
 // the packaged .vsix installed, and Chromium (playwright-core) as the user's browser.
+import assert from "node:assert/strict";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -165,6 +166,53 @@ export async function startCodeServer(box: Sandbox): Promise<CodeServer> {
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+}
+
+export interface Workbench {
+  server: CodeServer;
+  browser: Browser;
+  page: Page;
+}
+
+/**
+ * The packaged extension installed in `box`, code-server started, and its workbench open in
+ * Chromium; each part goes into `into` as it starts, so `closeWorkbench` can stop what did.
+ */
+export async function openWorkbench(box: Sandbox, vsix: string, into: Partial<Workbench>): Promise<Workbench> {
+  assert.ok(existsSync(vsix), `${vsix} is missing: build it with \`npm --prefix editors run package -w vscode\``);
+  assert.match(installExtension(box, vsix), /was successfully installed/);
+  const server = (into.server = await startCodeServer(box));
+  const browser = (into.browser = await launchBrowser());
+  const page = (into.page = await browser.newPage({ viewport: { width: 1280, height: 860 } }));
+  // Generous: every wait is for an event, and a busy machine may be slow to show it.
+  page.setDefaultTimeout(120_000);
+  await page.goto(server.url);
+  await page.locator(".monaco-workbench").waitFor();
+  return { server, browser, page };
+}
+
+/** The extension's output channel (the server's stderr), from every window of `box`. */
+export function extensionLogs(box: Sandbox): string[] {
+  const logs = join(box.userDataDir, "logs");
+  if (!existsSync(logs)) return [];
+  return readdirSync(logs, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith("agentls.log"))
+    .map((f) => join(logs, f));
+}
+
+/**
+ * Keeps a screenshot, code-server's log and the extension's output in `artifacts`, closes the
+ * browser and code-server, and removes `box`.
+ */
+export async function closeWorkbench(wb: Partial<Workbench>, box: Sandbox | undefined, artifacts: string): Promise<void> {
+  mkdirSync(artifacts, { recursive: true });
+  if (wb.page) await wb.page.screenshot({ path: join(artifacts, "last.png") }).catch(() => undefined);
+  await wb.browser?.close();
+  await wb.server?.stop();
+  if (wb.server) writeFileSync(join(artifacts, "code-server.log"), wb.server.log());
+  if (!box) return;
+  for (const [i, f] of extensionLogs(box).entries()) copyFileSync(f, join(artifacts, `agentls-output-${i + 1}.log`));
+  rmSync(box.root, { recursive: true, force: true });
 }
 
 /** The chat panel inside the workbench: VS Code nests a webview in two iframes. */

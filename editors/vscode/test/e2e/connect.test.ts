@@ -2,19 +2,18 @@
 // (`agentls serve --connect`), which starts this user's resident server; a prompt streams
 // through both, and a reload of the window attaches to the same resident server.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
-import { EDITORS, installExtension, launchBrowser, panelFrame, sandbox, startCodeServer, type CodeServer, type Sandbox } from "./codeserver";
+import type { FrameLocator, Page } from "playwright-core";
+import { closeWorkbench, EDITORS, extensionLogs, openWorkbench, panelFrame, sandbox, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-connect");
 const SCRIPT = [{ text: "Answered by the resident server." }, { text: "Still the same server." }];
 
 let box: Sandbox;
-let server: CodeServer;
-let browser: Browser;
+const wb: Partial<Workbench> = {};
 let page: Page;
 let panel: FrameLocator;
 
@@ -35,7 +34,6 @@ function residents(): number[] {
 }
 
 before(async () => {
-  assert.ok(existsSync(VSIX), `${VSIX} is missing: build it with \`npm --prefix editors run package -w vscode\``);
   box = sandbox(SCRIPT);
   const runtime = join(box.root, "run");
   mkdirSync(runtime, { mode: 0o700 });
@@ -43,27 +41,29 @@ before(async () => {
   const settingsPath = join(box.userDataDir, "User", "settings.json");
   const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
   writeFileSync(settingsPath, JSON.stringify({ ...settings, "agentls.server.connect": "auto" }, null, 2));
-  assert.match(installExtension(box, VSIX), /was successfully installed/);
-  server = await startCodeServer(box);
-  browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  page.setDefaultTimeout(120_000);
-  await page.goto(server.url);
-  await page.locator(".monaco-workbench").waitFor();
+  ({ page } = await openWorkbench(box, VSIX, wb));
 });
 
 after(async () => {
-  if (page) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, "last.png") }).catch(() => undefined);
-  }
-  await browser?.close();
-  await server?.stop();
   if (box) {
-    for (const pid of residents()) process.kill(pid, "SIGKILL");
-    rmSync(box.root, { recursive: true, force: true });
+    const runtime = join(box.root, "run", "agentls");
+    for (const f of existsSync(runtime) ? readdirSync(runtime).filter((f) => f.endsWith(".log")) : []) {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      copyFileSync(join(runtime, f), join(ARTIFACTS, `resident-${f}`));
+    }
   }
+  for (const pid of box ? residents() : []) process.kill(pid, "SIGKILL");
+  await closeWorkbench(wb, box, ARTIFACTS);
 });
+
+/** What the resident server and the extension wrote, for a failure's message. */
+function diagnostics(): string {
+  const runtime = join(box.root, "run", "agentls");
+  const resident = existsSync(runtime) ? readdirSync(runtime).filter((f) => f.endsWith(".log")).map((f) => readFileSync(join(runtime, f), "utf8")) : [];
+  const output = extensionLogs(box).map((f) => readFileSync(f, "utf8"));
+  const tail = (text: string) => text.split("\n").slice(-40).join("\n");
+  return [`processes: ${residents().join(", ") || "no resident server"}`, ...resident.map((t) => `resident server log:\n${tail(t)}`), ...output.map((t) => `extension output:\n${tail(t)}`)].join("\n");
+}
 
 async function ask(text: string): Promise<void> {
   const input = panel.getByLabel("Message to the agent");
@@ -73,6 +73,16 @@ async function ask(text: string): Promise<void> {
 }
 
 test("with agentls.server.connect the panel's turns run on a resident server", async () => {
+  try {
+    await turnsOnAResidentServer();
+  } catch (error) {
+    // The resident server runs outside code-server: without its log a failure says little.
+    if (error instanceof Error) error.message += `\n${diagnostics()}`;
+    throw error;
+  }
+});
+
+async function turnsOnAResidentServer(): Promise<void> {
   await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
   panel = panelFrame(page);
   await panel.locator("#status").getByText("default mode").waitFor();
@@ -88,4 +98,4 @@ test("with agentls.server.connect the panel's turns run on a resident server", a
   panel = panelFrame(page);
   await panel.locator("#status").getByText("default mode").waitFor();
   assert.deepEqual(residents(), [resident], "the reloaded window attached to the same server");
-});
+}

@@ -1,11 +1,11 @@
 // End to end in a real VS Code: the packaged extension in code-server, driven in Chromium like a
 // user would, talking to the real `agentls serve` (the scripted model plays replies.json).
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
-import { descendants, EDITORS, installExtension, launchBrowser, panelFrame, sandbox, startCodeServer, type CodeServer, type Sandbox } from "./codeserver";
+import type { FrameLocator, Page } from "playwright-core";
+import { closeWorkbench, descendants, EDITORS, openWorkbench, panelFrame, sandbox, type CodeServer, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e");
@@ -25,41 +25,18 @@ const SCRIPT = [
 ];
 
 let box: Sandbox;
+const wb: Partial<Workbench> = {};
 let server: CodeServer;
-let browser: Browser;
 let page: Page;
 let panel: FrameLocator;
 
 before(async () => {
-  assert.ok(existsSync(VSIX), `${VSIX} is missing: build it with \`npm --prefix editors run package -w vscode\``);
   box = sandbox(SCRIPT);
   writeFileSync(join(box.workspace, "README.md"), "# Demo project\n\nA banner that needs a color.\n");
-  const installed = installExtension(box, VSIX);
-  assert.match(installed, /was successfully installed/);
-  server = await startCodeServer(box);
-  browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  // Generous: every wait is for an event, and a busy machine may be slow to show it.
-  page.setDefaultTimeout(120_000);
-  await page.goto(server.url);
-  await page.locator(".monaco-workbench").waitFor();
+  ({ server, page } = await openWorkbench(box, VSIX, wb));
 });
 
-after(async () => {
-  if (page) await page.screenshot({ path: join(ARTIFACTS, "last.png") }).catch(() => undefined);
-  await browser?.close();
-  await server?.stop();
-  if (server) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    writeFileSync(join(ARTIFACTS, "code-server.log"), server.log());
-  }
-  if (box) {
-    // Keep the extension's output channel (the server's stderr) with the artifacts.
-    const logs = readdirSync(join(box.userDataDir, "logs"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("agentls.log"));
-    for (const [i, f] of logs.entries()) copyFileSync(join(box.userDataDir, "logs", f), join(ARTIFACTS, `agentls-output-${i + 1}.log`));
-    rmSync(box.root, { recursive: true, force: true });
-  }
-});
+after(() => closeWorkbench(wb, box, ARTIFACTS));
 
 async function sendPrompt(text: string): Promise<void> {
   const input = panel.getByLabel("Message to the agent");
