@@ -2,8 +2,8 @@
 
 One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
 journal entry that grows with each batch and is indexed for search once it is complete. A
-`stream_retry` removes what the failed attempt added to the journal since the last
-`step_finish`, as clients discard it. Writes for a turn that has ended are dropped.
+`stream_retry` removes what the failed model call streamed (its text, thoughts and tool calls,
+and those calls' failures), as clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has ended are dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from protocol.updates import UPDATE_KINDS, TurnEnd, UpdateKind, Usage
 from server.sessions.search import entry_text, index_text
 
 RUN_KINDS = ("agent_message_chunk", "agent_thought_chunk")
+ATTEMPT_KINDS = (*RUN_KINDS, "tool_call")
+"""What a model call streams; a retry takes these back (and its calls' updates), never the
+prompt, steers, reports or notes."""
 INTERRUPTED = "the server stopped before this turn finished"
 _ENDED_KEPT = 10_000
 
@@ -78,7 +81,8 @@ class Writer:
         self.conn = conn
         self.runs: dict[str, Run] = {}
         self.marks: dict[str, int] = {}
-        """Turn id -> first journal row written since the turn's last `step_finish`."""
+        """Turn id -> first journal row the current model call streamed (since the last
+        `step_finish`)."""
         self.ended: dict[str, None] = {}
         self.keys: dict[str, int] = {}
         """Turn id -> turns.n, for the turns this writer has seen."""
@@ -144,7 +148,6 @@ class Writer:
         )
         chunk = {"kind": "user_message_chunk", "text": prompt}
         self._insert(sid, tid, ts, {**chunk, "origin": origin} if origin else chunk, seq=seq)
-        self.marks.pop(tid, None)  # a retried first model call must not take the prompt with it
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
         if isinstance(update, dict):
@@ -270,7 +273,8 @@ class Writer:
         )
         row = cursor.lastrowid
         assert row is not None
-        self.marks.setdefault(tid, row)
+        if entry.get("kind") in ATTEMPT_KINDS:
+            self.marks.setdefault(tid, row)
         if not open_run:
             self._index(row, entry)
         return row
@@ -299,12 +303,16 @@ class Writer:
         mark = self.marks.pop(tid, None)
         if mark is None:
             return
-        self.conn.execute(
-            "DELETE FROM journal_fts WHERE rowid IN "
-            "(SELECT id FROM journal WHERE turn_id = ? AND id >= ?)",
-            (tid, mark),
+        # What the attempt streamed and the failures of its tool calls; a background
+        # subagent's report or a note that arrived meanwhile stays, as it does in the panel.
+        kinds = (*ATTEMPT_KINDS, "tool_call_update")
+        streamed = (
+            "SELECT id FROM journal WHERE turn_id = ? AND id >= ? AND "
+            f"json_extract(entry, '$.kind') IN ({', '.join('?' * len(kinds))})"
         )
-        self.conn.execute("DELETE FROM journal WHERE turn_id = ? AND id >= ?", (tid, mark))
+        args = (tid, mark, *kinds)
+        self.conn.execute(f"DELETE FROM journal_fts WHERE rowid IN ({streamed})", args)
+        self.conn.execute(f"DELETE FROM journal WHERE id IN ({streamed})", args)
 
     def _unfinished_calls(self, tid: str) -> list[str]:
         rows = self.conn.execute(
