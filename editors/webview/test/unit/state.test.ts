@@ -210,3 +210,34 @@ test("session list: results and unavailability", () => {
   assert.equal(state.sessions.unavailable, undefined);
   assert.equal(state.sessions.query, "parser");
 });
+
+test("every tool card still open when its turn ends is closed with it", () => {
+  const state = run();
+  const seq = state.lastSeq;
+  const params = (n: number, update: SessionUpdateParams["update"]): SessionUpdateParams => ({
+    sessionId: "sess_5f1c2a9e0b7d4c33", turnId: "turn_cut", seq: seq + n, update,
+  });
+  const call = (id: string) => ({ kind: "tool_call" as const, toolCallId: id, name: "bash", title: `bash ${id}`, toolKind: "execute" as const, input: { command: "sleep 60" } });
+  startPrompt(state, "run them", 0);
+  reduce(state, { type: "update", params: params(1, call("call_running")) });
+  reduce(state, { type: "update", params: params(2, { kind: "tool_call_update", toolCallId: "call_running", status: "in_progress" }) });
+  reduce(state, { type: "update", params: params(3, call("call_waiting")) });
+  reduce(state, { type: "update", params: params(4, call("call_done")) });
+  reduce(state, { type: "update", params: params(5, { kind: "tool_call_update", toolCallId: "call_done", status: "completed", output: "ok" }) });
+  reduce(state, { type: "update", params: params(6, { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: USAGE }) });
+  const tools = state.items.filter((i) => i.kind === "tool" && i.turnId === "turn_cut");
+  assert.deepEqual(
+    tools.map((t) => t.kind === "tool" && [t.toolCallId, t.status, t.error]),
+    [
+      ["call_running", "failed", "Cancelled: the turn was stopped."],
+      ["call_waiting", "failed", "Cancelled: the turn was stopped."],
+      ["call_done", "completed", undefined],
+    ],
+  );
+  // The same when only the prompt's result tells the turn ended.
+  startPrompt(state, "again", 0);
+  reduce(state, { type: "update", params: { ...params(7, call("call_late")), turnId: "turn_2" } });
+  reduce(state, { type: "promptResult", result: { ...fixture("session_prompt_failed.json").result, turnId: "turn_2" } });
+  const late = state.items.find((i) => i.kind === "tool" && i.toolCallId === "call_late");
+  assert.deepEqual(late && late.kind === "tool" && [late.status, late.error], ["failed", "The turn ended before this tool call finished."]);
+});
