@@ -376,8 +376,21 @@ function endTurn(
 ): void {
   if (find(state, `turn:${turnId}`, "turn")) return;
   state.busy = false;
+  closeOpenTools(state, turnId, terminal);
   if (error) add(state, { kind: "error", turnId, text: error });
   add(state, { kind: "turn", turnId, terminal, stopReason, usage }, `turn:${turnId}`);
+}
+
+/** A card the server never closed (a lost update, a child of a cancelled subagent) must not say "running" forever. */
+function closeOpenTools(state: PanelState, turnId: string, terminal: string): void {
+  const error = terminal === "aborted" ? "Cancelled: the turn was stopped." : "The turn ended before this tool call finished.";
+  for (const item of state.items) {
+    if (item.kind !== "tool" || item.turnId !== turnId) continue;
+    if (item.status !== "pending" && item.status !== "in_progress") continue;
+    item.status = "failed";
+    item.error = error;
+    touch(item);
+  }
 }
 
 function finishTurn(state: PanelState, result: PromptResult): void {

@@ -56,7 +56,8 @@ test("the golden transcript reduces to the expected items", () => {
     {
       kind: "tool", turnId: TURN, toolCallId: "sub_1/call_read", parentToolCallId: "sub_1",
       name: "read_file", title: "Read src/parse.py", toolKind: "read", input: { path: "src/parse.py" },
-      locations: [{ path: "/home/ada/project/src/parse.py" }], status: "pending",
+      // The fixtures never close it: the turn's end does.
+      locations: [{ path: "/home/ada/project/src/parse.py" }], status: "failed", error: "Cancelled: the turn was stopped.",
     },
     { kind: "note", turnId: TURN, text: "Now in acceptEdits mode (plan approved)." },
     { kind: "note", turnId: TURN, text: "Switched to claude-sonnet-4-6 (image in prompt)." },
