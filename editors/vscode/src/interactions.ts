@@ -20,9 +20,9 @@ export interface QuestionPickItem {
 
 export type Answer = string | string[];
 
-export function questionTitle(q: Question, index: number, total: number): string {
-  const head = q.header ? `${q.header}: ${q.question}` : q.question;
-  return total > 1 ? `${head} (${index + 1}/${total})` : head;
+/** The picker's title; the "1/2" of several questions is the QuickPick's own step count. */
+export function questionTitle(q: Question): string {
+  return q.header ? `${q.header}: ${q.question}` : q.question;
 }
 
 export function questionPlaceholder(q: Question): string {

@@ -67,7 +67,7 @@ export async function askQuestions(win: WindowLike, questions: Question[], token
 
 function askOne(win: WindowLike, q: Question, index: number, total: number, token?: CancellationLike): Promise<Answer | undefined> {
   const pick = win.createQuickPick<QuestionPickItem>();
-  pick.title = questionTitle(q, index, total);
+  pick.title = questionTitle(q);
   pick.placeholder = questionPlaceholder(q);
   if (total > 1) {
     pick.step = index + 1;
@@ -99,7 +99,8 @@ function askOne(win: WindowLike, q: Question, index: number, total: number, toke
         if (picked.some((p) => p.other) && !typed.trim()) {
           typing = true;
           pick.hide();
-          typed = (await win.showInputBox({ title: pick.title, prompt: q.question, placeHolder: "Your answer", ignoreFocusOut: true }, token)) ?? "";
+          const title = total > 1 ? `${pick.title} (${index + 1}/${total})` : pick.title; // an input box has no step count
+          typed = (await win.showInputBox({ title, prompt: q.question, placeHolder: "Your answer", ignoreFocusOut: true }, token)) ?? "";
         }
         finish(answerFor(q, picked, typed));
       }),
