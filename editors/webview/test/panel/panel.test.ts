@@ -149,6 +149,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await p.send({ type: "promptResult", result: { turnId: "t1", terminal: "aborted", stopReason: "cancelled", usage: {} } });
       assert.ok(await page.getByRole("button", { name: "Send" }).isVisible());
       assert.match(await page.locator("[data-kind=turn]").innerText(), /Cancelled/);
+      assert.equal(await page.locator("[data-kind=turn] .usage").count(), 0, "no '0 in · 0 out tokens' for a turn that used none");
       await page.close();
     });
 
