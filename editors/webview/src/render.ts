@@ -279,7 +279,7 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
         "div",
         { class: `turn-end turn-${item.terminal}`, "data-kind": "turn", "data-terminal": item.terminal },
         h("span", { class: "terminal" }, TERMINAL_WORDS[item.terminal] ?? item.terminal),
-        h("span", { class: "usage" }, usageText(item.usage)),
+        usageText(item.usage) ? h("span", { class: "usage" }, usageText(item.usage)) : null,
       );
     case "note":
       return noteView(item, actions);

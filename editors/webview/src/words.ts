@@ -24,7 +24,9 @@ export function fmt(n: number): string {
   return n.toLocaleString("en-US");
 }
 
+/** The tokens a turn used; empty when it used none (cancelled before the model answered). */
 export function usageText(usage: Usage): string {
+  if (!usage.inputTokens && !usage.outputTokens && !usage.cacheReadTokens) return "";
   const parts = [`${fmt(usage.inputTokens ?? 0)} in`, `${fmt(usage.outputTokens ?? 0)} out`];
   if (usage.cacheReadTokens) parts.push(`${fmt(usage.cacheReadTokens)} cached`);
   return `${parts.join(" · ")} tokens`;
