@@ -88,6 +88,15 @@ test("model switch confirms, or reverts on error", async () => {
   assert.deepEqual(posted.slice(-2), [{ type: "error", message: "Could not switch to nope: unknown model" }, { type: "model", modelId: "m1" }]);
 });
 
+test("a mode switch reaches the panel's mode label", async () => {
+  const { conn, posted, controller } = setup();
+  await controller.onServerState("ready");
+  conn.handlers["session/set_mode"] = () => ({});
+  await controller.setMode("acceptEdits");
+  assert.deepEqual(conn.calls.at(-1), ["session/set_mode", { sessionId: "s1", modeId: "acceptEdits" }]);
+  assert.deepEqual(posted.at(-1), { type: "mode", modeId: "acceptEdits" });
+});
+
 test("session list/search/load degrade to 'unavailable' on -32601", async () => {
   const { posted, controller } = setup();
   await controller.onServerState("ready");

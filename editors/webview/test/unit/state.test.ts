@@ -242,3 +242,9 @@ test("every tool card still open when its turn ends is closed with it", () => {
   const late = state.items.find((i) => i.kind === "tool" && i.toolCallId === "call_late");
   assert.deepEqual(late && late.kind === "tool" && [late.status, late.error], ["failed", "The turn ended before this tool call finished."]);
 });
+
+test("a mode switch from the host updates the session's mode", () => {
+  const state = run();
+  reduce(state, { type: "mode", modeId: "plan" });
+  assert.equal(state.session?.modes.currentModeId, "plan");
+});
