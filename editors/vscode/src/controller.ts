@@ -202,6 +202,7 @@ export class SessionController {
         modeId: modeId as ClientRequests["session/set_mode"]["params"]["modeId"],
       });
       this.session = { ...this.session, modes: { ...this.session.modes, currentModeId: modeId as never } };
+      this.panel.post({ type: "mode", modeId });
     } catch (err) {
       this.panel.post({ type: "error", message: `Could not switch to ${modeId} mode: ${errorMessage(err)}` });
     }

@@ -28,6 +28,8 @@ export type HostToPanel =
   | { type: "promptError"; message: string }
   | { type: "error"; message: string }
   | { type: "model"; modelId: string }
+  /** The session's permission mode changed (a switch the host made). */
+  | { type: "mode"; modeId: string }
   /** The session list, or why there is none (`unavailable`). */
   | { type: "sessions"; sessions: SessionRow[]; query?: string; unavailable?: string }
   | { type: "focusInput" };

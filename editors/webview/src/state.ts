@@ -80,6 +80,9 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
     case "model":
       state.modelId = msg.modelId;
       return state;
+    case "mode":
+      if (state.session) state.session.modes.currentModeId = msg.modeId as typeof state.session.modes.currentModeId;
+      return state;
     case "sessions":
       state.sessions = {
         ...state.sessions,

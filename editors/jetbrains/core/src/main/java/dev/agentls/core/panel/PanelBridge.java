@@ -310,6 +310,7 @@ public final class PanelBridge implements AgentUi {
         }
         return c.setMode(sessionId, modeId).handle((ok, error) -> {
             if (error != null) post(new HostToPanel.ErrorMessage("Could not switch to " + modeId + " mode: " + messageOf(error)));
+            else post(new HostToPanel.Mode(modeId));
             return null;
         });
     }

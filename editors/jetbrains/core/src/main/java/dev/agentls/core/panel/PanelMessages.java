@@ -35,6 +35,8 @@ public final class PanelMessages {
 
         record Model(String modelId) implements HostToPanel {}
 
+        record Mode(String modeId) implements HostToPanel {}
+
         /** The session list, or why there is none ({@code unavailable}). */
         record Sessions(List<SessionRow> sessions, String query, String unavailable) implements HostToPanel {}
 
@@ -84,6 +86,7 @@ public final class PanelMessages {
             .variant("promptError", HostToPanel.PromptError.class)
             .variant("error", HostToPanel.ErrorMessage.class)
             .variant("model", HostToPanel.Model.class)
+            .variant("mode", HostToPanel.Mode.class)
             .variant("sessions", HostToPanel.Sessions.class)
             .variant("focusInput", HostToPanel.FocusInput.class);
 
