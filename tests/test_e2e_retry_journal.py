@@ -46,10 +46,15 @@ async def run_and_reload(tmp_path, workspace, fake_llm, wire, *replies: Reply):
         await client.close()
     kinds = [u["update"]["kind"] for u in client.updates]
     assert result["terminal"] == "completed" and "stream_retry" in kinds, kinds
+    return await reload(tmp_path, wire, sid, "zebrafinch")
+
+
+async def reload(tmp_path, wire, sid: str, query: str) -> tuple[list[tuple], list[dict]]:
+    """The session as a new server process replays it, and the search hits for `query`."""
     again = await start(tmp_path, wire)
     try:
         await again.call("session/load", {"sessionId": sid})
-        hits = (await again.call("session/search", {"query": "zebrafinch"}))["hits"]
+        hits = (await again.call("session/search", {"query": query}))["hits"]
     finally:
         await again.close()
     return stored(again.updates), hits
@@ -115,13 +120,8 @@ async def test_a_retry_after_a_steer_keeps_the_steer(tmp_path, workspace, fake_l
     finally:
         await client.close()
     assert "stream_retry" in [u["update"]["kind"] for u in client.updates]
-    again = await start(tmp_path, wire)
-    try:
-        await again.call("session/load", {"sessionId": sid})
-        hits = (await again.call("session/search", {"query": "elsewhere"}))["hits"]
-    finally:
-        await again.close()
-    assert stored(again.updates) == [
+    replay, hits = await reload(tmp_path, wire, sid, "elsewhere")
+    assert replay == [
         ("user_message_chunk", "where is zebrafinch defined?"),
         ("agent_message_chunk", "Reading it slowly."),
         ("tool_call", "read_file"),
