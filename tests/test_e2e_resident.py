@@ -322,6 +322,26 @@ async def test_the_bridge_refuses_a_socket_others_may_open(tmp_path: Path, run_d
     assert b"is open to others (mode 666, not 600)" in err
 
 
+async def test_the_python_client_attaches_through_the_bridge(tmp_path: Path, run_dir: Path) -> None:
+    from protocol.client import Client
+
+    with FakeModelServer() as fake:
+        workspace, env = home(tmp_path, "user", run_dir, OPENAI_API_KEY="sk-test-key-123")
+        use_fake(workspace, fake)
+        fake.script(Reply(text="through the bridge"), Reply(text="the same server"))
+        answers = []
+        for text in ("first", "second"):
+            async with await Client.spawn(args=["--connect"], env=env, cwd=workspace) as client:
+                session = await client.new_session(workspace)
+                turn = session.prompt(text)
+                await turn.wait()
+                answers.append(turn.text)
+                answers.append(resident_pids(run_dir))
+    assert answers[0::2] == ["through the bridge", "the same server"]
+    [first], [second] = answers[1::2]
+    assert first == second  # one resident server, reached by both clients
+
+
 # -- restarts --------------------------------------------------------------------------------
 
 
