@@ -56,7 +56,21 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       assert.match(await denied.locator(".status").innerText(), /denied/);
       await denied.locator("summary").click();
       assert.match(await denied.locator(".permission").innerText(), /Permission: rejected/);
-      assert.match(await denied.locator(".error-text").innerText(), /The user denied this tool call/);
+      // What the server tells the model is not what the user reads, and a rejection is no error.
+      assert.equal(await denied.locator(".error-text").count(), 0);
+      assert.equal(await denied.locator(".denied-text").innerText(), "You rejected this call.");
+      await p.send(live(900, { kind: "tool_call", toolCallId: "call_npm", name: "bash", title: "npm install", toolKind: "execute", input: { command: "npm install" } }));
+      await p.send(live(901, { kind: "permission", toolCallId: "call_npm", outcome: "reject_always" }));
+      const told = "The user denied this tool call. Do not retry it in another form; ask the user or choose another approach. The user said: use yarn";
+      await p.send(live(902, { kind: "tool_call_update", toolCallId: "call_npm", status: "denied", error: told }));
+      const npm = page.locator("[data-tool-call-id=call_npm]");
+      await npm.locator("summary").click();
+      assert.equal(await npm.locator(".denied-text").innerText(), "You rejected this call and calls like it. Your note: use yarn");
+      await p.send(live(903, { kind: "tool_call", toolCallId: "call_late", name: "bash", title: "make", toolKind: "execute", input: { command: "make" } }));
+      await p.send(live(904, { kind: "tool_call_update", toolCallId: "call_late", status: "denied", error: "The user did not answer the permission request in time; the call was not run." }));
+      const late = page.locator("[data-tool-call-id=call_late]");
+      await late.locator("summary").click();
+      assert.equal(await late.locator(".denied-text").innerText(), "No answer in time; the call was not run.");
       assert.deepEqual(await page.locator(".plan li").allTextContents(), ["●Read the failing test", "◐Fix the parser"]);
       assert.deepEqual(await page.locator(".plan li").evaluateAll((els) => els.map((e) => e.getAttribute("data-status"))), ["completed", "in_progress"]);
       assert.match(await page.locator("[data-kind=subagent]").innerText(), /explorer[\s\S]*completed[\s\S]*The parser lives in src\/parse\.py/);
