@@ -8,6 +8,7 @@ import {
   permissionWords,
   TERMINAL_WORDS,
   usageText,
+  deniedText,
   type Item,
   type NoteItem,
   type PlanItem,
@@ -207,7 +208,8 @@ function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement 
     input !== "{}" ? section("Input", pre(input)) : null,
     diffView(item, actions),
     output !== undefined ? section(item.status === "in_progress" ? "Output (live)" : "Output", pre(output, "output")) : null,
-    item.error && !item.note ? section("Error", pre(item.error, "error-text")) : null,
+    item.status === "denied" ? section("Not run", h("p", { class: "denied-text" }, deniedText(item.error, item.permission))) : null,
+    item.error && !item.note && item.status !== "denied" ? section("Error", pre(item.error, "error-text")) : null,
     item.locations.some((l) => l.path !== item.diff?.path)
       ? section("Files", h("div", { class: "locations" }, item.locations.map((l) => fileLink(l.path, actions, l.line))))
       : null,

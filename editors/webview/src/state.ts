@@ -12,7 +12,7 @@ import type { Item, PanelState, ToolItem } from "./model";
 import { BENIGN_NOTES, fmt, mcpWords, REPORT_WORDS, trustWords } from "./words";
 
 export type * from "./model";
-export { BENIGN_NOTES, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
+export { BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
 
 export function initialState(): PanelState {
   return {

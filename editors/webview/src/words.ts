@@ -20,6 +20,19 @@ export function permissionWords(outcome: string): string {
   return PERMISSION_WORDS[outcome] ?? outcome;
 }
 
+/**
+ * Why a call did not run, for the user: the server's text is addressed to the model ("Do not
+ * retry it...") and keeps the user's own note after "The user said: ".
+ */
+export function deniedText(error: string | undefined, permission: string | undefined): string {
+  const said = error?.match(/The user said: ([\s\S]*)$/)?.[1]?.trim();
+  const note = said ? ` Your note: ${said}` : "";
+  if (permission === "reject_always") return `You rejected this call and calls like it.${note}`;
+  if (permission === "reject_once" || error?.startsWith("The user denied")) return `You rejected this call.${note}`;
+  if (error && /did not answer the permission request in time/.test(error)) return "No answer in time; the call was not run.";
+  return error || "Not run.";
+}
+
 export function fmt(n: number): string {
   return n.toLocaleString("en-US");
 }
