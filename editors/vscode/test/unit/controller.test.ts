@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { ErrorCode, type SessionInfoResult } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../../webview/src/messages";
 import { HANDLED_SERVER_METHODS, HISTORY_UNAVAILABLE, SessionController, type AgentConnection } from "../../src/controller";
+import { cancellation } from "./fakes";
 
 function fixture(name: string): { params: any; result: any } {
   let dir = __dirname;
@@ -165,4 +166,60 @@ test("every server→client method in the schema is handled by the extension", (
     .map(([name]) => name)
     .sort();
   assert.deepEqual(serverToClient, [...HANDLED_SERVER_METHODS].sort());
+});
+
+function permissionParams(toolCallId = "call_2"): any {
+  return { ...fixture("session_request_permission.json").params, sessionId: "s1", toolCall: { ...fixture("session_request_permission.json").params.toolCall, toolCallId } };
+}
+
+test("a permission request is asked in the panel; the panel's answer (with a note) is the result", async () => {
+  const { posted, controller } = setup();
+  await controller.onServerState("ready");
+  const params = permissionParams();
+  const answer = controller.requestPermission(params, cancellation());
+  const asked = posted.at(-1) as Extract<HostToPanel, { type: "permissionRequest" }>;
+  assert.equal(asked.type, "permissionRequest");
+  assert.deepEqual(asked.params, params);
+  await controller.handlePanel({ type: "permissionAnswer", requestId: asked.requestId, optionId: "reject_once", message: "use make clean" });
+  assert.deepEqual(await answer, { outcome: { outcome: "selected", optionId: "reject_once" }, message: "use make clean" });
+  assert.deepEqual(posted.at(-1), { type: "permissionClosed", requestId: asked.requestId, reason: "answered" });
+  // A second answer to the same request (a double click, a stale panel) changes nothing.
+  await controller.handlePanel({ type: "permissionAnswer", requestId: asked.requestId, optionId: "allow_once" });
+  assert.deepEqual(await answer, { outcome: { outcome: "selected", optionId: "reject_once" }, message: "use make clean" });
+});
+
+test("the server withdrawing a permission request ($/cancelRequest) closes it in the panel; a late click does nothing", async () => {
+  const { posted, controller } = setup();
+  await controller.onServerState("ready");
+  const token = cancellation();
+  const answer = controller.requestPermission(permissionParams(), token);
+  const asked = posted.at(-1) as Extract<HostToPanel, { type: "permissionRequest" }>;
+  token.cancel();
+  assert.deepEqual(await answer, { outcome: { outcome: "cancelled" } });
+  assert.deepEqual(posted.at(-1), { type: "permissionClosed", requestId: asked.requestId, reason: "withdrawn" });
+  posted.length = 0;
+  await controller.handlePanel({ type: "permissionAnswer", requestId: asked.requestId, optionId: "allow_once" });
+  assert.deepEqual(posted, []);
+});
+
+test("an open permission request is asked again when the panel reloads, after its session", async () => {
+  const { posted, controller } = setup();
+  await controller.onServerState("ready");
+  const first = controller.requestPermission(permissionParams("call_a"), cancellation());
+  void controller.requestPermission(permissionParams("call_b"), cancellation());
+  const [a] = posted.filter((m) => m.type === "permissionRequest") as Extract<HostToPanel, { type: "permissionRequest" }>[];
+  await controller.handlePanel({ type: "permissionAnswer", requestId: a.requestId, optionId: "allow_once" });
+  await first;
+  posted.length = 0;
+  await controller.handlePanel({ type: "ready" });
+  assert.deepEqual(posted.map((m) => m.type), ["server", "session", "permissionRequest"]);
+  assert.equal((posted[2] as Extract<HostToPanel, { type: "permissionRequest" }>).params.toolCall.toolCallId, "call_b");
+});
+
+test("a permission request of another session, or with no session, is cancelled at once", async () => {
+  const { posted, controller } = setup();
+  assert.deepEqual(await controller.requestPermission(permissionParams(), cancellation()), { outcome: { outcome: "cancelled" } });
+  await controller.onServerState("ready");
+  assert.deepEqual(await controller.requestPermission({ ...permissionParams(), sessionId: "other" }, cancellation()), { outcome: { outcome: "cancelled" } });
+  assert.equal(posted.filter((m) => m.type === "permissionRequest").length, 0);
 });

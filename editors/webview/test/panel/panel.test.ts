@@ -237,6 +237,59 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await page.close();
     });
 
+    test("a permission request is asked inline on its card: what will happen, the options, a note; withdrawn when the server says so", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      const page = p.page;
+      await ready(p);
+      const OPTIONS = [
+        { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+        { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
+        { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+        { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
+      ] as const;
+      const edit = { toolCallId: "call_edit", name: "edit_file", title: "Edit app.py", input: { path: "/work/app.py", old_string: "x = 1\n", new_string: "x = 2\n" } };
+      await p.send(live(1, { kind: "tool_call", ...edit, toolKind: "edit", locations: [{ path: "/work/app.py" }] }));
+      await p.send(live(2, { kind: "permission", toolCallId: "call_edit" }));
+      const request = (requestId: string, toolCall: object): HostToPanel => ({
+        type: "permissionRequest",
+        requestId,
+        params: { sessionId: SESSION.sessionId, turnId: "turn_live", toolCall: toolCall as never, options: [...OPTIONS] },
+      });
+      await p.send(request("p1", { ...edit, risk: "medium" }));
+      const card = page.locator("[data-tool-call-id=call_edit]");
+      const ask = card.locator(".ask");
+      assert.equal(await ask.getByRole("heading").innerText(), "Allow the agent to edit app.py?");
+      assert.deepEqual(await ask.locator(".diff-line").allInnerTexts(), ["-x = 1", "+x = 2"], "the edit's diff is shown before it is allowed");
+      assert.deepEqual(await ask.locator(".ask-options button").allInnerTexts(), ["Allow once", "Always allow", "Reject", "Always reject"]);
+      assert.equal(await page.evaluate(() => document.activeElement?.closest(".ask") ?? null), null, "no option has the focus: Enter does not approve");
+      await page.getByLabel("Message to the agent").press("Enter");
+      assert.equal((await p.sent()).filter((m) => m.type === "permissionAnswer").length, 0);
+      await ask.getByRole("button", { name: "Allow once" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "permissionAnswer", requestId: "p1", optionId: "allow_once" });
+      assert.equal(await card.locator(".ask").count(), 0, "an answered request leaves the card");
+
+      const bash = { toolCallId: "call_rm", name: "bash", title: "Run `rm -rf build`", input: { command: "rm -rf build" }, reason: "recursive forced delete", risk: "high" };
+      await p.send(request("p2", bash));
+      const rm = page.locator("[data-tool-call-id=call_rm]");
+      assert.equal(await rm.locator(".tool-name").innerText(), "bash", "a request for a call not yet shown makes its card");
+      assert.equal(await rm.locator(".ask .command").innerText(), "$ rm -rf build");
+      assert.match(await rm.locator(".ask").innerText(), /recursive forced delete/);
+      assert.match(await rm.locator(".ask").innerText(), /high risk/);
+      await rm.getByRole("button", { name: "Reject with a note…" }).click();
+      await rm.getByLabel("Your note to the agent").fill("use make clean");
+      await rm.getByRole("button", { name: "Reject and send the note" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "permissionAnswer", requestId: "p2", optionId: "reject_once", message: "use make clean" });
+
+      const write = { toolCallId: "call_w", name: "write_file", title: "Write notes.txt", input: { path: "notes.txt", content: "one\ntwo\n" } };
+      await p.send(request("p3", write));
+      const w = page.locator("[data-tool-call-id=call_w]");
+      assert.deepEqual(await w.locator(".ask .diff-line").allInnerTexts(), ["+one", "+two"]);
+      await p.send({ type: "permissionClosed", requestId: "p3", reason: "withdrawn" });
+      assert.equal(await w.locator(".ask").count(), 0, "a withdrawn request cannot be answered any more");
+      assert.deepEqual(await p.problems(), []);
+      await page.close();
+    });
+
     test("server restarts are shown and block sending until a session exists", async () => {
       const p = await openPanel(browser, origin, bridge);
       const page = p.page;
