@@ -1,10 +1,12 @@
-"""A loopback fake model server speaking the OpenAI, Anthropic and Ollama streaming formats.
+"""A loopback fake model server speaking the OpenAI (chat completions and Responses), Anthropic
+and Ollama streaming formats.
 
 Tests script replies in a FIFO queue, point a real client at `openai_base_url`,
 `anthropic_base_url` or `ollama_base_url`, and assert on `requests`. It binds 127.0.0.1 only.
 Like the real services it refuses (HTTP 400, their error text) a history they would refuse, e.g.
 a tool call without its result (`wire_rules`); `refusals` lists what it refused.
-OpenAI chat completions and Anthropic messages stream as SSE; Ollama's `/api/chat` as NDJSON.
+OpenAI chat completions, Responses and Anthropic messages stream as SSE (a Responses call may
+also be non-streaming); Ollama's `/api/chat` as NDJSON.
 
     python -m server.testing.fake_llm --port 8765 --script replies.json
 """
@@ -26,11 +28,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from server.testing import fake_rules, wire_rules
+from server.testing import fake_rules, responses_wire, wire_rules
 
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 OLLAMA_PATHS = ("/api/chat",)
+RESPONSES_PATHS = responses_wire.PATHS
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -139,6 +142,8 @@ class FakeModelServer:
         self.requests: list[RecordedRequest] = []
         self.rules = fake_rules.Rules()
         """Refusals the real APIs answer (`server.testing.fake_rules`), chosen by model id."""
+        self.responses = responses_wire.Store()
+        """Responses API results made with `store` on, for `previous_response_id`."""
         self.disconnects = 0
         self.delta_times: list[float] = []
         """`time.perf_counter()` as each delta is handed to the socket (for benchmarks)."""
@@ -284,6 +289,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             return
         try:
+            if wire == "responses" and not body.get("stream"):
+                self._respond_whole(_responses_events(self, reply, body))
+                return
             self._stream(_EVENTS[wire](self, reply, body), wire)
         except _ClientGone:
             self.fake._disconnected()
@@ -314,13 +322,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _next_reply(self, wire: str, body: Any) -> Reply | None:
         """The scripted reply to stream, or None once an error or a hang-up has been sent."""
-        if not (isinstance(body, dict) and body.get("stream", wire == "ollama")):
+        if not (
+            isinstance(body, dict) and (wire == "responses" or body.get("stream", wire == "ollama"))
+        ):
             self._error(wire, 400, "fake_llm: only streaming requests are supported", retry=False)
             return None
-        broken = wire_rules.check(wire, body) if self.fake.strict else None
+        broken = self._broken_rule(wire, body) if self.fake.strict else None
         if broken is not None:
             self.fake._refused(broken.message)
-            self._error(wire, broken.status, broken.message, retry=False, param=broken.param)
+            self._error(
+                wire,
+                broken.status,
+                broken.message,
+                retry=False,
+                param=broken.param,
+                code=broken.code,
+            )
             return None
         refusal = self.fake.rules.refusal(wire, body)
         if refusal is not None:
@@ -343,6 +360,20 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return reply
 
+    def _broken_rule(self, wire: str, body: Any) -> wire_rules.Refusal | None:
+        if wire == "responses":
+            return responses_wire.check(body, self.fake.responses)
+        return wire_rules.check(wire, body)
+
+    def _respond_whole(self, events: Iterator[str]) -> None:
+        """A non-streaming Responses call: the response object of the stream's last event."""
+        *_, last = events
+        final = json.loads(last.split("data: ", 1)[1])["response"]
+        if final["status"] == "failed":
+            self._error("responses", 500, final["error"]["message"], retry=False)
+            return
+        self._send_json(200, final)
+
     def _hang_up(self) -> None:
         """Close the connection abruptly: no response or no end of the chunked body."""
         self.close_connection = True
@@ -361,13 +392,14 @@ class _Handler(BaseHTTPRequestHandler):
         retry: bool = True,
         reply: Reply | None = None,
         param: str | None = None,
+        code: str | None = None,
     ) -> None:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         if wire == "ollama":
             payload: dict[str, Any] = {"error": message}
-        elif wire == "openai":
+        elif wire in ("openai", "responses"):
             kind = "server_error" if status >= 500 else kind
-            code = _OPENAI_CODES.get(status)
+            code = code or _OPENAI_CODES.get(status)
             payload = {"error": {"message": message, "type": kind, "param": param, "code": code}}
             if reply is not None and reply.error_metadata is not None:
                 payload["error"]["metadata"] = reply.error_metadata
@@ -409,7 +441,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._deltas += 1
         if self._deltas > 1:
             self._sleep(reply.chunk_delay)
-        self.fake._sent_delta(reply.text.split("-", 1)[0] if "-" in reply.text else "", self._deltas)
+        self.fake._sent_delta(
+            reply.text.split("-", 1)[0] if "-" in reply.text else "", self._deltas
+        )
 
     def _sleep(self, delay: float) -> None:
         deadline = time.monotonic() + delay
@@ -570,15 +604,56 @@ def _ollama_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[
     yield line({"role": "assistant", "content": ""}, done=True, done_reason=reason, **counts)
 
 
+def _responses_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterator[str]:
+    wire, store = responses_wire, h.fake.responses
+    n = store.next_id()
+    s = wire.Stream(wire.response_object(body, wire.new_response_id()))
+    yield s.event("response.created", response=s.snapshot("in_progress"))
+    yield s.event("response.in_progress", response=s.snapshot("in_progress"))
+
+    def pause() -> None:
+        h.pause(reply)
+
+    if reply.thinking:
+        wanted = "reasoning.encrypted_content" in (body.get("include") or [])
+        sealed = _signature(reply.thinking) if wanted else None
+        yield from wire.reasoning_item(
+            s, f"rs_{n}", _pieces(reply.thinking), pause, encrypted=sealed
+        )
+    if reply.text:
+        yield from wire.message_item(s, f"msg_{n}", _pieces(reply.text), pause)
+    for index, call in enumerate(reply.tool_calls):
+        call_id = call.id or f"call_{h.fake._next_id('call')}"
+        made = (call_id, call.name, _json_pieces(call.arguments))
+        yield from wire.function_call_item(s, f"fc_{n}_{index}", made, pause)
+    if reply.stream_error:
+        error = {"code": "server_error", "message": reply.stream_error}
+        yield s.event("response.failed", response=s.snapshot("failed", error=error))
+        return
+    (prompt, completion), (cached, _) = reply.usage, reply.cache_tokens
+    used = wire.usage(prompt, completion, cached, len(_pieces(reply.thinking)))
+    if body.get("store", True):
+        earlier = store.history(str(body.get("previous_response_id"))) or []
+        store.keep(s.response["id"], [*earlier, *wire.input_items(body), *s.output])
+    if reply.stop_reason in ("max_tokens", "length"):
+        cut = {"reason": "max_output_tokens"}
+        final = s.snapshot("incomplete", usage=used, incomplete_details=cut)
+        yield s.event("response.incomplete", response=final)
+        return
+    yield s.event("response.completed", response=s.snapshot("completed", usage=used))
+
+
 _WIRES = {
     **dict.fromkeys(OPENAI_PATHS, "openai"),
     **dict.fromkeys(ANTHROPIC_PATHS, "anthropic"),
     **dict.fromkeys(OLLAMA_PATHS, "ollama"),
+    **dict.fromkeys(RESPONSES_PATHS, "responses"),
 }
 _EVENTS: dict[str, Callable[[_Handler, Reply, dict[str, Any]], Iterator[str]]] = {
     "openai": _openai_events,
     "anthropic": _anthropic_events,
     "ollama": _ollama_events,
+    "responses": _responses_events,
 }
 
 

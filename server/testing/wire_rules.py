@@ -13,11 +13,12 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Refusal:
-    """An HTTP 400 the way the service words it; `param` is OpenAI's `param` field."""
+    """An HTTP 400 the way the service words it; `param` and `code` are OpenAI's fields."""
 
     message: str
     param: str | None = None
     status: int = 400
+    code: str | None = None
 
 
 def check(wire: str, body: Any) -> Refusal | None:
