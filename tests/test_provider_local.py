@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -611,3 +612,35 @@ def test_compaction_counts_against_the_models_trained_window() -> None:
     assert (
         entry.context_window == local_model.KNOWN_MODELS[local_model.DEFAULT_MODEL].context_window
     )
+
+
+# --- grounding ---------------------------------------------------------------------------
+
+
+def example_line() -> str:
+    """A line of a file the worked examples read, which no project here contains."""
+    listing = ToolSpec("list_dir", "", {"type": "object"})
+    for turn in local_prompt.example([READ, listing]):
+        for line in turn["content"].splitlines():
+            match = re.fullmatch(r"\d+: (.{6,})", line)
+            if turn["content"].startswith(local_prompt.RESULT_OPEN) and match:
+                return match.group(1)
+    raise AssertionError("the examples read no file")
+
+
+@pytest.mark.xfail(strict=True, reason="an answer quoting the worked examples is shown as it is")
+async def test_an_answer_quoting_the_examples_is_refused_and_retried() -> None:
+    call = ToolCallPart("c1", "read_file", {"path": "notes.txt"})
+    result = json.dumps({"content": "1: water the roses\n2: rake", "totalLines": 2})
+    messages = [
+        Message("user", [TextPart("What is the first line of notes.txt?")]),
+        Message("assistant", [call]),
+        Message("tool", [ToolResultPart("c1", "read_file", result)]),
+    ]
+    copied = json.dumps({"answer": f'The first line is "{example_line()}".'})
+    grounded = json.dumps({"answer": 'The first line is "water the roses".'})
+    runtime = ScriptedRuntime(copied, grounded)
+    events = await collect(runtime, request(messages))
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == 'The first line is "water the roses".'
+    assert len(runtime.bodies) == 2
