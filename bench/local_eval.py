@@ -5,7 +5,8 @@ Each task runs in its own copy of a small fixture repository made here, through 
 checker: the exact path, count, line or word the answer must state, or the file's content after
 an edit. Reported: accuracy, mean seconds per task, turns that did not complete, and answers that
 quote the prompt's worked examples (text found only there: an invented answer). Seeded, so a run
-can be repeated; `--tiny` runs the first few tasks.
+can be repeated; `--tiny` runs the first few tasks, and `python -m bench.local_eval KIND...`
+the tasks of the kinds named (rows in `bench/results/local-eval-some.json`).
 """
 
 from __future__ import annotations
@@ -66,7 +67,15 @@ REPO: dict[str, str] = {
     "git push origin --tags\n",
 }
 
-EXAMPLE_MARKERS = ("Buy milk", "Call Bob", "todo/monday.txt", "done/friday.txt")
+EXAMPLE_MARKERS = (
+    "greenhouse",
+    "water_plant",
+    "FROST_LIMIT",
+    "Sow in March",
+    "interval = 45",
+    "valve.py",
+    "spring.md",
+)
 """Text of the worked examples in `server/providers/local_prompt.py` that the fixture does not
 contain: an answer quoting it did not come from the repository."""
 
@@ -277,7 +286,7 @@ def figures(rows: list[dict[str, object]]) -> dict[str, float]:
     return out
 
 
-def run(size: str = "full") -> dict[str, float]:
+def run(size: str = "full", *, kinds: list[str] | None = None) -> dict[str, float]:
     if not local_model.available():
         print(
             "bench local-eval: skipped, the local model is not installed "
@@ -286,6 +295,8 @@ def run(size: str = "full") -> dict[str, float]:
         )
         return {}
     tasks = TASKS[:TINY] if size == "tiny" else TASKS
+    if kinds:
+        tasks, size = [t for t in TASKS if t.kind in kinds], "some"
     local_model.ensure_model(local_model.DEFAULT_MODEL)  # unpacked once, before the clock
     with tempfile.TemporaryDirectory(prefix="agentls-local-eval-") as tmp:
         rows = asyncio.run(evaluate(Path(tmp), tasks))
@@ -293,3 +304,8 @@ def run(size: str = "full") -> dict[str, float]:
     out.mkdir(exist_ok=True)
     (out / f"local-eval-{size}.json").write_text(json.dumps(rows, indent=2))
     return figures(rows)
+
+
+if __name__ == "__main__":
+    for key, value in run(kinds=sys.argv[1:] or None).items():
+        print(f"{key:<26} {value:8.1f}")

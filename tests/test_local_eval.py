@@ -17,12 +17,13 @@ def spec(name: str) -> ToolSpec:
 
 
 def test_the_markers_are_the_worked_examples_text_and_not_the_fixtures() -> None:
-    shots = json.dumps(local_prompt.example([spec("read_file"), spec("list_dir")], steps=2))
+    offered = ("read_file", "list_dir", "grep", "edit_file")
+    shots = json.dumps(local_prompt.example([spec(name) for name in offered]))
     fixture = json.dumps(local_eval.REPO)
     for marker in local_eval.EXAMPLE_MARKERS:
         assert marker in shots, marker
         assert marker.lower() not in fixture.lower(), marker
-    assert local_eval.quotes_examples('The first line of done/friday.txt is "Buy milk".')
+    assert local_eval.quotes_examples("water_plant is defined in greenhouse/care.py, line 12.")
     assert not local_eval.quotes_examples("monthly_total is defined in src/ledger/report.py.")
 
 

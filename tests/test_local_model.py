@@ -318,13 +318,11 @@ async def ask_once(root: Path, model_dir: Path, prompt: str) -> dict:
     return {"answer": answer, "calls": calls}
 
 
-@pytest.mark.xfail(strict=True, reason="the listing is answered with the first line of a file")
 async def test_a_folder_listing_names_the_files(tmp_path: Path, model_dir: Path) -> None:
     run = await ask_once(tmp_path, model_dir, "List the Python files in the orchard folder.")
     assert "sensor.py" in run["answer"] and "store.py" in run["answer"], run
 
 
-@pytest.mark.xfail(strict=True, reason="answered from the worked example's text")
 async def test_where_a_function_is_defined_comes_from_the_project(
     tmp_path: Path, model_dir: Path
 ) -> None:
@@ -334,7 +332,6 @@ async def test_where_a_function_is_defined_comes_from_the_project(
     assert "first line" not in run["answer"].lower(), run
 
 
-@pytest.mark.xfail(strict=True, reason="a guessed pattern finds nothing and 'no file' is reported")
 async def test_a_grep_for_a_function_reports_its_file(tmp_path: Path, model_dir: Path) -> None:
     run = await ask_once(tmp_path, model_dir, "Use grep to find the function ring.")
     assert "alarm.py" in run["answer"], run

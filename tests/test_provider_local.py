@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from server.providers import local_model, local_prompt
+from server.providers import local_model, local_plan, local_prompt, local_turn
 from server.providers import local_schema as schema
 from server.providers.local import LocalProvider
 from server.providers.local_model import KnownModel, LocalModelError
@@ -198,8 +198,7 @@ def test_conversation_renders_steps_results_and_drops_the_turn_context() -> None
         {"role": "assistant", "content": '{"name": "read_file", "arguments": {"path": "a.txt"}}'},
         {
             "role": "user",
-            "content": "<tool_response>\ncontent:\n1: alpha\n2: beta\ntotalLines: 2\n"
-            "</tool_response>",
+            "content": "<tool_response>\na.txt: 2 lines\n1: alpha\n2: beta\n</tool_response>",
         },
         {"role": "assistant", "content": '{"answer": "It says alpha."}'},
         {"role": "user", "content": "Thanks"},
@@ -233,20 +232,42 @@ def test_fit_drops_old_turns_then_stubs_old_results_keeping_the_request() -> Non
     assert stubbed[-1] == current[-1]
 
 
-def test_example_reads_a_named_file_and_lists_a_named_folder_first() -> None:
-    listing = ToolSpec("list_dir", "", {"type": "object"})
-    two = local_prompt.example([READ, listing])
-    assert [json.loads(t["content"]).get("name") for t in two if t["role"] == "assistant"] == [
+def tools(*names: str) -> list[ToolSpec]:
+    return [ToolSpec(n, "", {"type": "object", "properties": {}}) for n in names]
+
+
+ALL_TOOLS = ("read_file", "list_dir", "grep", "edit_file", "write_file", "bash")
+
+
+def test_the_examples_show_each_kind_of_task_once_and_only_those_offered() -> None:
+    shots = local_prompt.example(tools(*ALL_TOOLS))
+    steps = [json.loads(t["content"]) for t in shots if t["role"] == "assistant"]
+    tasks = [s.get("task") for s in steps if "task" in s]
+    assert sorted(set(tasks)) == ["edit", "find_definition", "find_text", "list", "read"]
+    assert {"replace", "with"} <= set().union(*steps)
+    reading_only = local_prompt.example(tools("read_file"))
+    assert {
+        json.loads(t["content"]).get("task") for t in reading_only if t["role"] == "assistant"
+    } == {
         None,
-        "read_file",
-        None,
-        "list_dir",
-        "read_file",
-        None,
-    ]
-    one = local_prompt.example([READ, listing], steps=1)
-    assert len(one) == 6 and one[2]["content"].startswith("Read todo/monday.txt")
-    assert local_prompt.example([listing]) == []
+        "read",
+    }
+    assert local_prompt.example(tools("list_dir")) == []
+
+
+def test_a_call_the_project_made_is_shown_as_the_step_the_model_took() -> None:
+    step = {"task": "find_definition", "name": "load_csv"}
+    call = local_plan.to_call(step)
+    assert call.name == "grep" and local_plan.kind_of(call) == "find_definition"
+    assert json.loads(local_prompt.step_text(call)) == step
+    text = local_plan.to_call({"task": "find_text", "text": "a.b (c)"})
+    assert text.arguments == {"pattern": r"a\.b \(c\)", "caseSensitive": False}
+    assert local_plan.step_of(text) == {"task": "find_text", "text": "a.b (c)"}
+    other = ToolCallPart("toolu_1", "grep", {"pattern": "x"})
+    assert json.loads(local_prompt.step_text(other)) == {
+        "name": "grep",
+        "arguments": {"pattern": "x"},
+    }
 
 
 # --- model file --------------------------------------------------------------------------
@@ -384,32 +405,54 @@ async def collect(runtime: ScriptedRuntime, req: ModelRequest) -> list[Any]:
     return [event async for event in provider.stream(req)]
 
 
+def sent_schema(runtime: ScriptedRuntime, index: int = 0) -> dict[str, Any]:
+    return runtime.bodies[index]["response_format"]["json_schema"]["schema"]
+
+
+KINDS = local_plan.offered([READ])
+
+
 async def test_an_answer_streams_as_text() -> None:
     runtime = ScriptedRuntime('{"answer": "Hello there, friend."}')
     events = await collect(runtime, request([Message("user", [TextPart("hi")])]))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there, friend."
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1
     assert events[-1] == Finish("end_turn", Usage(100, 10))
+    assert sent_schema(runtime) == local_plan.plan_schema(KINDS)
     body = runtime.bodies[0]
-    assert body["response_format"]["json_schema"]["schema"] == schema.step_schema([READ])
     assert body["messages"][0]["role"] == "system" and body["messages"][-1]["content"] == "hi"
 
 
-async def test_a_tool_step_becomes_a_tool_call() -> None:
-    runtime = ScriptedRuntime('{"name": "read_file", "arguments": {"path": "a.txt"}}')
+async def test_a_task_step_becomes_the_projects_tool_call() -> None:
+    runtime = ScriptedRuntime('{"task": "read", "path": "a.txt"}')
     events = await collect(runtime, request([Message("user", [TextPart("hi")])], seed=3))
     calls = [e.call for e in events if isinstance(e, ToolCallReady)]
     assert [(c.name, c.arguments) for c in calls] == [("read_file", {"path": "a.txt"})]
+    assert local_plan.kind_of(calls[0]) == "read"
     assert events[-1].reason == "tool_use" and runtime.bodies[0]["seed"] == 3
     assert not any(isinstance(e, TextDelta) for e in events)
 
 
 async def test_a_request_naming_a_workspace_file_must_look_first(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
-    runtime = ScriptedRuntime('{"name": "read_file", "arguments": {"path": "notes.txt"}}')
+    runtime = ScriptedRuntime('{"task": "read", "path": "notes.txt"}')
     messages = [Message("user", [TextPart("What is in notes.txt?")]), context(str(tmp_path))]
     await collect(runtime, request(messages))
-    assert runtime.bodies[0]["response_format"]["json_schema"]["schema"] == schema.tool_branch(READ)
+    assert sent_schema(runtime) == local_plan.plan_schema(KINDS, answer=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("Where is load_csv defined?", True),
+        ("Which file mentions the word overdraft?", True),
+        ("What does the ParserState class do?", True),
+        ("What does HTTP status 404 mean?", False),
+        ("Explain how a hash map works.", False),
+    ],
+)
+def test_questions_about_the_project_are_told_from_general_ones(text: str, about: bool) -> None:
+    assert local_turn.about_project(text, "") is about
 
 
 async def test_after_a_failed_look_the_model_must_look_again(tmp_path: Path) -> None:
@@ -422,29 +465,27 @@ async def test_after_a_failed_look_the_model_must_look_again(tmp_path: Path) -> 
         Message("tool", [failed]),
         context(str(tmp_path)),
     ]
-    runtime = ScriptedRuntime('{"name": "read_file", "arguments": {"path": "notes.txt"}}')
+    runtime = ScriptedRuntime('{"task": "read", "path": "notes.txt"}')
     await collect(runtime, request(messages))
-    tools_only = schema.tool_branch(READ)
-    assert runtime.bodies[0]["response_format"]["json_schema"]["schema"] == tools_only
+    tasks_only = local_plan.plan_schema(KINDS, answer=False)
+    assert sent_schema(runtime) == tasks_only
     messages[2] = Message("tool", [ToolResultPart("c1", "list_dir", "ok")])
     runtime = ScriptedRuntime('{"answer": "x"}')
     await collect(runtime, request(messages))
-    assert runtime.bodies[0]["response_format"]["json_schema"]["schema"] != tools_only
+    assert sent_schema(runtime) == local_plan.plan_schema(KINDS)
 
 
 async def test_a_repeated_call_is_replaced_by_an_answer() -> None:
-    repeat = '{"name": "read_file", "arguments": {"path": "a.txt"}}'
-    runtime = ScriptedRuntime(repeat, '{"answer": "It says alpha."}')
+    runtime = ScriptedRuntime('{"task": "read", "path": "a.txt"}', '{"answer": "It says alpha."}')
     events = await collect(runtime, request(history()[:3]))
     assert not any(isinstance(e, ToolCallReady) for e in events)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "It says alpha."
     assert events[-1] == Finish("end_turn", Usage(200, 20))
-    second = runtime.bodies[1]
-    assert second["response_format"]["json_schema"]["schema"] == schema.answer_branch()
-    assert "already called read_file" in second["messages"][-1]["content"]
+    assert sent_schema(runtime, 1) == schema.answer_branch()
+    assert "already did that" in runtime.bodies[1]["messages"][-1]["content"]
 
 
-async def test_a_repeated_failing_look_must_try_another_tool(tmp_path: Path) -> None:
+async def test_a_repeated_failing_look_must_take_another_task(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     listing = ToolSpec("list_dir", "List a directory.", {"type": "object", "properties": {}})
     call = ToolCallPart("c1", "read_file", {"path": "notes/x"})
@@ -455,15 +496,14 @@ async def test_a_repeated_failing_look_must_try_another_tool(tmp_path: Path) -> 
         context(str(tmp_path)),
     ]
     runtime = ScriptedRuntime(
-        '{"name": "read_file", "arguments": {"path": "notes/x"}}',
-        '{"name": "list_dir", "arguments": {}}',
+        '{"task": "read", "path": "notes/x"}', '{"task": "list", "path": "notes"}'
     )
     req = ModelRequest(model="m", system="", messages=messages, tools=[READ, listing])
     events = await collect(runtime, req)
     assert [e.call.name for e in events if isinstance(e, ToolCallReady)] == ["list_dir"]
-    second = runtime.bodies[1]
-    assert second["response_format"]["json_schema"]["schema"] == schema.tool_branch(listing)
-    assert "Call a different function" in second["messages"][-1]["content"]
+    others = [k for k in local_plan.offered([READ, listing]) if k.name != "read"]
+    assert sent_schema(runtime, 1) == local_plan.plan_schema(others, answer=False)
+    assert "Take a different task" in runtime.bodies[1]["messages"][-1]["content"]
 
 
 async def test_after_max_calls_only_an_answer_is_allowed() -> None:
@@ -475,7 +515,7 @@ async def test_after_max_calls_only_an_answer_is_allowed() -> None:
         messages.append(Message("tool", [ToolResultPart(f"c{i}", "read_file", "x")]))
     runtime = ScriptedRuntime('{"answer": "done"}')
     await collect(runtime, request(messages))
-    assert runtime.bodies[0]["response_format"]["json_schema"]["schema"] == schema.answer_branch()
+    assert sent_schema(runtime) == schema.answer_branch()
 
 
 async def test_runtime_errors_become_provider_errors() -> None:
@@ -628,7 +668,6 @@ def example_line() -> str:
     raise AssertionError("the examples read no file")
 
 
-@pytest.mark.xfail(strict=True, reason="an answer quoting the worked examples is shown as it is")
 async def test_an_answer_quoting_the_examples_is_refused_and_retried() -> None:
     call = ToolCallPart("c1", "read_file", {"path": "notes.txt"})
     result = json.dumps({"content": "1: water the roses\n2: rake", "totalLines": 2})

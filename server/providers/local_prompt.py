@@ -1,10 +1,10 @@
-"""What the local model reads: a compact system prompt, a worked example, and the conversation
+"""What the local model reads: a compact system prompt, worked examples, and the conversation
 in plain chat turns, trimmed to its small context window.
 
 A 1.5B model follows a short prompt better than the agent's full one, and every prompt token
 costs time on a CPU (about 75 tokens/s on two cores). So the system prompt is rebuilt here from
-the tools offered, in the tool format the model was trained on; tool calls are written as the
-JSON steps the model itself produces, and tool results as plain text in a user turn.
+the kinds of task the offered tools allow (`local_plan`); calls are written as the steps the
+model itself took, and tool results as plain text in a user turn (`local_results`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from server.providers.local_schema import describe_tools
+from server.providers import local_examples, local_plan, local_results
 from server.providers.messages import (
     ImagePart,
     Message,
@@ -28,30 +28,24 @@ from server.providers.messages import (
 SYSTEM = """\
 You are agentls, a coding assistant working in the user's project. Answer general \
 programming questions yourself. You cannot see the project's files: to answer about them, \
-call a function to list or read them, and never guess their contents.
+take a task below and answer from its result. Never guess a file's name or contents.
 
-# Tools
+# Tasks
 
-You may call one or more functions to assist with the user query.
+Reply with one JSON object. To look at the project or change it:
+{tasks}
+To answer the user: {{"answer": <text>}}. State only the names, lines and numbers that the \
+results (in <tool_response></tool_response> tags) show; when they do not show what was asked, \
+say what you found and that you could not find the rest.
 
-You are provided with function signatures within <tools></tools> XML tags:
-<tools>
-{tools}
-</tools>
-
-Reply with one JSON object: {{"name": <function-name>, "arguments": <args-json-object>}} to \
-call a function, or {{"answer": <text>}} to answer the user once the function results hold \
-what you need."""
+After an edit task's file is shown, reply {{"replace": <one of its lines, exactly>, "with": \
+<the new line>}} or {{"append": <a line to add at its end>}}."""
 NUDGE = (
-    "You already called {name} with these arguments and its result is above. "
-    'Do not call it again: answer now with {{"answer": ...}}.'
+    "You already did that and its result is above. Do not do it again: answer now with "
+    '{{"answer": ...}}.'
 )
-NUDGE_OTHER = (
-    "You already called {name} with these arguments and it did not work. Call a different function."
-)
+NUDGE_OTHER = "You already did that and it did not work. Take a different task."
 RESULT_OPEN, RESULT_CLOSE = "<tool_response>", "</tool_response>"
-LISTINGS = {"list_dir", "glob"}
-LISTING_NOTE = "(names only: read a file to see what it contains)"
 OMITTED = "[result omitted to fit the context window]"
 STUB = f"{RESULT_OPEN}\n{OMITTED}\n{RESULT_CLOSE}"
 
@@ -68,7 +62,7 @@ def system_prompt(tools: list[ToolSpec], *, instructions: str = "", limit: int =
     """The same for every session with the same tools and instructions (no path, no date), so
     llama.cpp reuses the prompt it already read for the previous call. Instructions longer than
     `limit` characters are cut: the window is small."""
-    text = SYSTEM.format(tools=describe_tools(tools))
+    text = SYSTEM.format(tasks=local_plan.describe(local_plan.offered(tools)))
     if not instructions:
         return text
     if len(instructions) > limit:
@@ -76,46 +70,29 @@ def system_prompt(tools: list[ToolSpec], *, instructions: str = "", limit: int =
     return f"{text}\n\n# Instructions from the user\n\n{instructions}"
 
 
-def example(tools: list[ToolSpec], *, steps: int = 2) -> list[dict[str, str]]:
-    """Worked exchanges, which the model copies more faithfully than any instruction: a general
-    question answered directly; a file named, read, and answered from; with `steps=2` also a
-    folder named, listed, then the file found there read (a listing shows names, not
-    contents)."""
-    names = {t.name for t in tools}
-    if "read_file" not in names:
+def example(tools: list[ToolSpec]) -> list[dict[str, str]]:
+    """Worked exchanges, which the model copies more faithfully than any instruction: one per
+    kind of task a user asks first, each in a project unlike any real one (`local_examples`),
+    only those whose tools are offered."""
+    kinds = {k.name for k in local_plan.offered(tools)}
+    if "read" not in kinds:
         return []
-    direct = json.dumps({"answer": "It means the server has no resource at that URL."})
-    turns = [
-        {"role": "user", "content": "What does HTTP status 404 mean?"},
-        {"role": "assistant", "content": direct},
-    ]
-    turns += _task("Read todo/monday.txt and tell me its first line.", "todo/monday.txt", [])
-    if steps == 2 and "list_dir" in names:
-        listing = f"path: done\nentries:\nfriday.txt\n{LISTING_NOTE}"
-        turns += _task(
-            "Look in the done folder and tell me the first line of the file in it.",
-            "done/friday.txt",
-            _exchange("list_dir", {"path": "done"}, listing),
-        )
+    turns: list[dict[str, str]] = []
+    for shot in local_examples.SHOTS:
+        if all(kind in kinds for kind in shot.kinds):
+            turns += _shot(shot)
     return turns
 
 
-def _task(request: str, path: str, before: list[dict[str, str]]) -> list[dict[str, str]]:
-    answer = json.dumps({"answer": f'The first line of {path} is "Buy milk".'})
-    return [
-        {"role": "user", "content": request},
-        *before,
-        *_exchange("read_file", {"path": path}, "content:\n1: Buy milk\n2: Call Bob"),
-        {"role": "assistant", "content": answer},
-    ]
-
-
-def _exchange(name: str, arguments: dict[str, Any], result: str) -> list[dict[str, str]]:
-    call = json.dumps({"name": name, "arguments": arguments})
-    return [
-        {"role": "assistant", "content": call},
-        {"role": "user", "content": f"{RESULT_OPEN}\n{result}\n{RESULT_CLOSE}"},
-    ]
+def _shot(shot: local_examples.Shot) -> list[dict[str, str]]:
+    turns = [{"role": "user", "content": shot.request}]
+    for step, (tool, arguments, output) in shot.steps:
+        turns.append({"role": "assistant", "content": json.dumps(step)})
+        error = output.startswith("error: ")
+        body = output if error else local_results.render(tool, arguments, output)
+        turns.append({"role": "user", "content": f"{RESULT_OPEN}\n{body}\n{RESULT_CLOSE}"})
+    turns.append({"role": "assistant", "content": json.dumps({"answer": shot.answer})})
+    return turns
 
 
 def workspace(messages: list[Message]) -> str:
@@ -130,11 +107,13 @@ def workspace(messages: list[Message]) -> str:
 def conversation(messages: list[Message], budget: Budget) -> list[dict[str, str]]:
     """The history as alternating chat turns, the turn context left out (the tools resolve
     paths against the workspace themselves), tool results capped."""
+    cwd = workspace(messages)
+    calls = {c.id: c for m in messages for c in m.tool_calls}
     turns: list[dict[str, str]] = []
     for message in messages:
         if is_turn_context(message):
             continue
-        role, content = _render(message, budget.result_chars)
+        role, content = _render(message, calls, budget.result_chars, cwd)
         if not content:
             continue
         if turns and turns[-1]["role"] == role:
@@ -144,17 +123,18 @@ def conversation(messages: list[Message], budget: Budget) -> list[dict[str, str]
     return turns
 
 
-def _render(message: Message, cap: int) -> tuple[str, str]:
+def _render(
+    message: Message, calls: dict[str, ToolCallPart], cap: int, cwd: str
+) -> tuple[str, str]:
     if message.role == "assistant":
-        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
-        if calls:
-            return "assistant", "\n".join(_call_json(c) for c in calls)
+        if message.tool_calls:
+            return "assistant", "\n".join(step_text(c) for c in message.tool_calls)
         text = message.text
         return "assistant", json.dumps({"answer": text}, ensure_ascii=False) if text else ""
     pieces = []
     for part in message.parts:
         if isinstance(part, ToolResultPart):
-            pieces.append(tool_result(part, cap))
+            pieces.append(tool_result(part, cap, call=calls.get(part.tool_call_id), cwd=cwd))
         elif isinstance(part, TextPart) and part.text:
             pieces.append(part.text)
         elif isinstance(part, ImagePart):
@@ -162,40 +142,23 @@ def _render(message: Message, cap: int) -> tuple[str, str]:
     return "user", "\n\n".join(pieces)
 
 
-def _call_json(call: ToolCallPart) -> str:
-    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+def step_text(call: ToolCallPart) -> str:
+    """A call as the step the model took for it; a call some other model made, as a call."""
+    step = local_plan.step_of(call) or {"name": call.name, "arguments": call.arguments}
+    return json.dumps(step, ensure_ascii=False)
 
 
-def tool_result(part: ToolResultPart, cap: int) -> str:
-    """A result the way the model's chat format wraps one; errors say so, and a listing says
-    that it holds names only (a small model otherwise answers about contents it never read)."""
-    body = _shorten(plain(part.content), cap)
+def tool_result(
+    part: ToolResultPart, cap: int, *, call: ToolCallPart | None = None, cwd: str = ""
+) -> str:
+    """A result the way the model's chat format wraps one, read for a small model
+    (`local_results`); errors say so."""
+    arguments = call.arguments if call else {}
+    body = local_results.render(part.name, arguments, part.content, cwd=cwd)
+    body = _shorten(body, cap)
     if part.is_error:
         body = f"error: {body}"
-    elif part.name in LISTINGS:
-        body += f"\n{LISTING_NOTE}"
     return f"{RESULT_OPEN}\n{body}\n{RESULT_CLOSE}"
-
-
-def plain(content: str) -> str:
-    """A JSON object result as `key: value` lines, multi-line text kept as it is: easier for a
-    small model to read than escaped JSON."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return content
-    if not isinstance(value, dict):
-        return content
-    lines = []
-    for key, item in value.items():
-        if isinstance(item, str) and "\n" in item:
-            lines.append(f"{key}:\n{item}")
-        elif isinstance(item, list) and all(isinstance(v, str) for v in item):
-            lines.append(f"{key}:\n" + "\n".join(item) if item else f"{key}: (none)")
-        else:
-            text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
-            lines.append(f"{key}: {text}")
-    return "\n".join(lines)
 
 
 def _shorten(text: str, cap: int) -> str:

@@ -1,0 +1,115 @@
+"""What the user's latest request has led to so far: its text, the calls made since and their
+results. The local provider decides each step from it (look first, follow an edit's read, stop
+repeating) and grounds the answer in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from server.providers import local_plan, local_results
+from server.providers.local_ground import Evidence
+from server.providers.messages import Message, ToolCallPart, ToolResultPart, is_turn_context
+
+_PROJECT_WORDS = re.compile(
+    r"\b(files?|folders?|director(y|ies)|project|repo|repository|codebase|workspace|modules?|"
+    r"defined|defines|definition|declared|mentions?|grep|search|line \d+|lines)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIER = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}_\w+)\b")
+_NUMBERED = re.compile(r"^\d+: ?(.*)$")
+
+
+@dataclass
+class Turn:
+    request: str = ""
+    cwd: str = ""
+    calls: list[ToolCallPart] = field(default_factory=list)
+    results: dict[str, ToolResultPart] = field(default_factory=dict)
+
+    @property
+    def looked(self) -> bool:
+        """Whether a call has succeeded since the request."""
+        return any(not r.is_error for r in self.results.values())
+
+    def repeats(self, call: ToolCallPart) -> bool:
+        return any(c.name == call.name and c.arguments == call.arguments for c in self.calls)
+
+    def pending_edit(self) -> tuple[str, list[str]] | None:
+        """The path and lines of the file an edit task has just read, if that was the last call."""
+        if not self.calls or local_plan.kind_of(self.calls[-1]) != "edit":
+            return None
+        call = self.calls[-1]
+        result = self.results.get(call.id)
+        if result is None or result.is_error:
+            return None
+        try:
+            content = json.loads(result.content)["content"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        lines = [_NUMBERED.sub(r"\1", line) for line in str(content).split("\n")]
+        return str(call.arguments.get("path", "")), lines
+
+    def evidence(self) -> Evidence:
+        texts = [self.request]
+        for call in self.calls:
+            texts.append(json.dumps(call.arguments, ensure_ascii=False))
+            result = self.results.get(call.id)
+            if result is not None:
+                texts += [result.content, self._shown(call, result)]
+        return Evidence(texts)
+
+    def found(self) -> list[str]:
+        """What each call found, one short line each."""
+        lines = []
+        for call in self.calls:
+            result = self.results.get(call.id)
+            if result is None:
+                continue
+            shown = self._shown(call, result).splitlines() or [""]
+            if result.is_error:
+                lines.append(f"{call.name} {_target(call)}: {shown[0][:120]}")
+            elif call.name == "read_file":
+                lines.append(shown[0])
+            else:
+                lines.append(" ".join(shown[:4])[:240])
+        return lines
+
+    def _shown(self, call: ToolCallPart, result: ToolResultPart) -> str:
+        return local_results.render(call.name, call.arguments, result.content, cwd=self.cwd)
+
+
+def _target(call: ToolCallPart) -> str:
+    return str(next(iter(call.arguments.values()), "")) if call.arguments else ""
+
+
+def current(messages: list[Message], cwd: str = "") -> Turn:
+    """The calls and results since the latest request (the turn context does not count)."""
+    turn = Turn(cwd=cwd)
+    for message in reversed(messages):
+        if message.role == "user" and not is_turn_context(message) and message.text:
+            turn.request = message.text
+            break
+        turn.calls[:0] = message.tool_calls
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                turn.results[part.tool_call_id] = part
+    return turn
+
+
+def about_project(request: str, cwd: str) -> bool:
+    """Whether the request asks about the project (names one of its files or folders, a code
+    name, or speaks of files): then it is answered from a look, not from memory."""
+    if _PROJECT_WORDS.search(request) or _IDENTIFIER.search(request):
+        return True
+    if not cwd:
+        return False
+    root = Path(cwd)
+    for word in re.findall(r"[\w./-]{2,}", request):
+        word = word.strip("./-")
+        if word and (root / word).exists():
+            return True
+    return False

@@ -1,0 +1,175 @@
+"""The local model's task steps, edit step, result rendering and grounding, over a runtime
+double (no model)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from server.providers import local_ground as ground
+from server.providers import local_plan, local_results
+from server.providers.messages import (
+    Message,
+    ModelRequest,
+    TextDelta,
+    TextPart,
+    ToolCallReady,
+    ToolResultPart,
+    ToolSpec,
+)
+from tests.test_provider_local import READ, ScriptedRuntime, collect, context, sent_schema
+
+EDIT = ToolSpec("edit_file", "Replace a string.", {"type": "object", "properties": {}})
+LINES = ["[server]", "    port = 80", "    host = a", "    port = 80"]
+
+
+def read_result(call_id: str, lines: list[str]) -> ToolResultPart:
+    content = "\n".join(f"{n}: {line}" for n, line in enumerate(lines, 1))
+    payload = {"content": content, "totalLines": len(lines), "startLine": 1}
+    return ToolResultPart(call_id, "read_file", json.dumps({**payload, "endLine": len(lines)}))
+
+
+def after_edit_read(ws: Path) -> list[Message]:
+    call = local_plan.to_call({"task": "edit", "path": "app.ini"})
+    return [
+        Message("user", [TextPart("Set the host of app.ini to b.")]),
+        Message("assistant", [call]),
+        Message("tool", [read_result(call.id, LINES)]),
+        context(str(ws)),
+    ]
+
+
+async def test_after_an_edit_reads_its_file_the_model_picks_one_of_its_lines(
+    tmp_path: Path,
+) -> None:
+    runtime = ScriptedRuntime('{"replace": "    host = a", "with": "host = b"}')
+    req = collect_request(after_edit_read(tmp_path))
+    events = await collect(runtime, req)
+    assert sent_schema(runtime) == local_plan.edit_schema(LINES)
+    choices = sent_schema(runtime)["anyOf"][0]["properties"]["replace"]["enum"]
+    assert choices == ["[server]", "    port = 80", "    host = a"]
+    calls = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert [(c.name, c.arguments) for c in calls] == [
+        (
+            "edit_file",
+            {"path": "app.ini", "old_string": "    host = a", "new_string": "    host = b"},
+        )
+    ]
+    assert local_plan.step_of(calls[0]) == {"replace": "    host = a", "with": "    host = b"}
+
+
+async def test_an_appended_line_follows_the_shortest_unique_tail(tmp_path: Path) -> None:
+    runtime = ScriptedRuntime('{"append": "    debug = no"}')
+    events = await collect(runtime, collect_request(after_edit_read(tmp_path)))
+    (call,) = [e.call for e in events if isinstance(e, ToolCallReady)]
+    tail = "    host = a\n    port = 80"
+    assert call.arguments == {
+        "path": "app.ini",
+        "old_string": tail,
+        "new_string": tail + "\n    debug = no",
+    }
+    assert local_plan.step_of(call) == {"append": "    debug = no"}
+
+
+def collect_request(messages: list[Message]) -> ModelRequest:
+    return ModelRequest(model="m", system="", messages=messages, tools=[READ, EDIT])
+
+
+def grep_turn(answer_request: str) -> list[Message]:
+    call = local_plan.to_call({"task": "find_definition", "name": "load"})
+    match = {"file": "pkg/io.py", "line": 4, "content": "def load(path):"}
+    result = {"matchCount": 1, "filesWithMatches": 1, "matches": [match], "truncated": False}
+    return [
+        Message("user", [TextPart(answer_request)]),
+        Message("assistant", [call]),
+        Message("tool", [ToolResultPart(call.id, "grep", json.dumps(result))]),
+    ]
+
+
+def answer_of(events: list) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_a_grounded_answer_is_shown_as_it_is() -> None:
+    runtime = ScriptedRuntime('{"answer": "load is defined in pkg/io.py, line 4."}')
+    events = await collect(runtime, collect_request(grep_turn("Where is load defined?")))
+    assert answer_of(events) == "load is defined in pkg/io.py, line 4."
+    assert len(runtime.bodies) == 1
+
+
+async def test_an_answer_naming_a_file_no_result_shows_is_retried_then_replaced() -> None:
+    invented = '{"answer": "load is defined in pkg/loader.py."}'
+    runtime = ScriptedRuntime(invented, invented)
+    events = await collect(runtime, collect_request(grep_turn("Where is load defined?")))
+    assert "do not show pkg/loader.py" in runtime.bodies[1]["messages"][-1]["content"]
+    assert answer_of(events) == (
+        "I am not sure of the answer. What I found: 1 match in 1 file: "
+        "pkg/io.py, line 4: def load(path):. " + ground.CLOUD_HINT
+    )
+
+
+async def test_a_retried_answer_that_is_grounded_replaces_the_invented_one() -> None:
+    runtime = ScriptedRuntime(
+        '{"answer": "It is in \\"pkg/main.py\\"."}', '{"answer": "It is in pkg/io.py."}'
+    )
+    events = await collect(runtime, collect_request(grep_turn("Where is load defined?")))
+    assert answer_of(events) == "It is in pkg/io.py."
+
+
+def test_facts_are_looked_up_in_the_evidence() -> None:
+    evidence = ground.Evidence(["notes/ideas.txt: 5 lines\n1: Export to PDF\n2: Add a theme"])
+    assert ground.unfounded('ideas.txt says "Export to PDF" first; it has 5 lines.', evidence) == []
+    assert ground.unfounded("It has 4 lines.", evidence) == []  # one less than a number shown
+    assert ground.unfounded('todo.md says "Buy bread", in 12 lines.', evidence) == [
+        "todo.md",
+        "Buy bread",
+        "12",
+    ]
+    assert ground.unfounded("Ledger is a tool, e.g. for bookkeeping.", evidence) == []
+
+
+def test_example_text_counts_only_when_the_evidence_lacks_it() -> None:
+    shots = [
+        {"role": "user", "content": "Read a/bed.txt"},
+        {
+            "role": "user",
+            "content": "<tool_response>\na/bed.txt: 1 line\n1: feed the cat\n</tool_response>",
+        },
+    ]
+    phrases = ground.example_phrases(shots)
+    assert {"a/bed.txt", "feed the cat"} <= phrases
+    empty = ground.Evidence(["x"])
+    assert ground.copied_example("It says Feed the  cat.", empty, phrases) == "feed the cat"
+    assert (
+        ground.copied_example("It says feed the cat.", ground.Evidence(["feed the cat"]), phrases)
+        is None
+    )
+
+
+def test_grep_and_listing_results_spell_out_what_was_found() -> None:
+    match = {"file": "src/a.py", "line": 3, "content": "    def run():"}
+    found = {"matchCount": 1, "filesWithMatches": 1, "matches": [match], "truncated": False}
+    assert local_results.render("grep", {}, json.dumps(found)) == (
+        "1 match in 1 file:\nsrc/a.py, line 3: def run():"
+    )
+    none = {"matchCount": 0, "filesWithMatches": 0, "matches": [], "truncated": False}
+    assert local_results.render("grep", {}, json.dumps(none)) == "no matches: no file contains it"
+    listing = {"path": "/ws/src", "entries": ["a.py", "b.py", "lib/"]}
+    assert local_results.render("list_dir", {"path": "src"}, json.dumps(listing), cwd="/ws") == (
+        "folder src: 2 files and 1 folder\nfiles (2): a.py, b.py\nfolders (1): lib/\n"
+        + local_results.LISTING_NOTE
+    )
+    assert local_results.render("read_file", {}, "File not found: /ws/x.txt", cwd="/ws") == (
+        "File not found: x.txt"
+    )
+
+
+def test_a_definition_is_searched_for_with_the_words_that_define_names() -> None:
+    call = local_plan.to_call({"task": "find_definition", "name": "Account"})
+    pattern = call.arguments["pattern"]
+    for line in ("class Account:", "def Account(x):", "Account = make()", "const Account = 1"):
+        assert re.search(pattern, line), line
+    for line in ("a = Account()", "# Accounts", "def AccountSet():"):
+        assert not re.search(pattern, line), line
+    assert local_plan.step_of(call) == {"task": "find_definition", "name": "Account"}
