@@ -7,12 +7,15 @@ import type {
   ClientRequests,
   ContentBlock,
   ListSessionsResult,
+  RequestPermissionParams,
+  RequestPermissionResult,
   SearchSessionsResult,
   SessionInfoResult,
   SessionUpdateParams,
 } from "../../protocol/protocol";
 import { ErrorCode, Method } from "../../protocol/protocol";
 import type { HostToPanel, PanelToHost, ServerState, SessionRow } from "../../webview/src/messages";
+import type { CancellationLike } from "./ui";
 
 /** The server→client methods this client answers; a test compares them with the schema. */
 export const HANDLED_SERVER_METHODS: readonly string[] = [
@@ -43,7 +46,17 @@ export interface ControllerHost {
   trusted?(): boolean;
   /** Let the user trust the folder (the editor's trust dialog). */
   trustFolder?(): void;
+  /** Bring the panel into view: something there waits for the user. */
+  reveal?(): void;
 }
+
+interface OpenPermission {
+  params: RequestPermissionParams;
+  settle(result: RequestPermissionResult): void;
+  withdraw(): void;
+}
+
+const CANCELLED: RequestPermissionResult = { outcome: { outcome: "cancelled" } };
 
 const CONTENT_TYPES = new Set(["text", "image", "resource_link"]);
 
@@ -63,6 +76,9 @@ export class SessionController {
   private creating?: Promise<void>;
   /** While `session/load` runs: its replayed updates, shown once the panel has the session. */
   private loading?: { sessionId: string; updates: SessionUpdateParams[] };
+  /** Permission requests asked in the panel and not yet answered, by request id. */
+  private readonly permissions = new Map<string, OpenPermission>();
+  private nextRequest = 1;
 
   constructor(
     private readonly conn: AgentConnection,
@@ -79,6 +95,7 @@ export class SessionController {
       case "ready":
         this.panel.post({ type: "server", ...this.server });
         if (this.session) this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
+        for (const [requestId, open] of this.permissions) this.panel.post({ type: "permissionRequest", requestId, params: open.params });
         return;
       case "prompt":
         return this.prompt(msg.prompt);
@@ -102,6 +119,8 @@ export class SessionController {
         return this.host.copy(msg.text);
       case "trustFolder":
         return this.host.trustFolder?.();
+      case "permissionAnswer":
+        return this.answerPermission(msg.requestId, msg.optionId, msg.message);
       default:
         this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
     }
@@ -114,6 +133,7 @@ export class SessionController {
     if (state !== "ready") {
       this.session = undefined;
       this.prompting = false;
+      for (const requestId of [...this.permissions.keys()]) this.withdraw(requestId);
       return;
     }
     await this.newSession();
@@ -177,6 +197,41 @@ export class SessionController {
     } finally {
       this.prompting = false;
     }
+  }
+
+  /**
+   * `session/request_permission`: asked inline in the panel, answered from there. The server
+   * withdraws it with `$/cancelRequest` (its approval timeout, a cancelled turn); the card closes.
+   */
+  requestPermission(params: RequestPermissionParams, token?: CancellationLike): Promise<RequestPermissionResult> {
+    if (!this.session || params.sessionId !== this.session.sessionId || token?.isCancellationRequested) return Promise.resolve(CANCELLED);
+    const requestId = `perm${this.nextRequest++}`;
+    return new Promise((resolve) => {
+      const subscription = token?.onCancellationRequested(() => this.withdraw(requestId));
+      const close = (reason: "answered" | "withdrawn", result: RequestPermissionResult) => {
+        if (!this.permissions.delete(requestId)) return;
+        subscription?.dispose();
+        this.panel.post({ type: "permissionClosed", requestId, reason });
+        resolve(result);
+      };
+      this.permissions.set(requestId, { params, settle: (result) => close("answered", result), withdraw: () => close("withdrawn", CANCELLED) });
+      this.panel.post({ type: "permissionRequest", requestId, params });
+      this.host.reveal?.();
+    });
+  }
+
+  private withdraw(requestId: string): void {
+    this.permissions.get(requestId)?.withdraw();
+  }
+
+  private answerPermission(requestId: string, optionId?: string, message?: string): void {
+    const open = this.permissions.get(requestId);
+    if (!open) return;
+    const offered = optionId ? open.params.options.find((o) => o.optionId === optionId) : undefined;
+    if (!offered) return open.settle(CANCELLED);
+    const note = message?.trim();
+    const rejecting = offered.kind.startsWith("reject");
+    open.settle({ outcome: { outcome: "selected", optionId: offered.optionId }, ...(note && rejecting ? { message: note } : {}) });
   }
 
   cancel(): void {

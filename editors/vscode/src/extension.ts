@@ -1,11 +1,12 @@
 // Activation: start `agentls serve`, host the chat view, forward between them, map the server's
-// questions and permission requests to VS Code's quick pick and modal dialogs.
+// questions to VS Code's quick pick; permission requests are asked inline in the chat view.
 import * as vscode from "vscode";
+import type { RequestPermissionResult } from "../../protocol/protocol";
 import { findOnPath, NOT_FOUND, resolveServerCommand, withConnection, type ServerCommand } from "./command";
 import { ServerConnection } from "./connection";
 import { SessionController } from "./controller";
 import { ChatViewProvider, VIEW_ID } from "./panel";
-import { askPermission, askQuestions, type WindowLike } from "./ui";
+import { askQuestions, type WindowLike } from "./ui";
 
 let connection: ServerConnection | undefined;
 
@@ -17,7 +18,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onState: (state, message) => void controller.onServerState(state, message),
     onUpdate: (params) => controller.onUpdate(params),
     onAskQuestion: (params, token) => askQuestions(ui, params.questions, token),
-    onRequestPermission: (params) => askPermission(ui, params),
+    onRequestPermission: (params, token): Promise<RequestPermissionResult> => controller.requestPermission(params, token),
   });
   const controller = new SessionController(conn, view, {
     cwd,
@@ -33,6 +34,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log: (message) => output.info(message),
     trusted: () => vscode.workspace.isTrusted,
     trustFolder: () => void vscode.commands.executeCommand("workbench.trust.manage"),
+    reveal: () => void view.show(),
   });
   connection = conn;
 

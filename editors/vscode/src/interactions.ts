@@ -1,12 +1,6 @@
-// Pure mapping between the server's interaction requests and VS Code's pickers and dialogs.
+// Pure mapping between the server's questions and VS Code's pickers.
 // No `vscode` import: the adapter in ui.ts feeds these into the real API.
-import type {
-  AskQuestionResult,
-  PermissionOption,
-  Question,
-  RequestPermissionParams,
-  RequestPermissionResult,
-} from "../../protocol/protocol";
+import type { AskQuestionResult, Question } from "../../protocol/protocol";
 
 export const OTHER_LABEL = "Other…";
 
@@ -66,45 +60,4 @@ export function answerFor(q: Question, picked: readonly QuestionPickItem[], type
 export function questionsResult(questions: Question[], answers: (Answer | undefined)[]): AskQuestionResult {
   if (answers.length < questions.length || answers.some((a) => a === undefined)) return { declined: true };
   return { answers: Object.fromEntries(questions.map((q, i) => [q.question, answers[i] as Answer])) };
-}
-
-// -- permissions --------------------------------------------------------------------------------
-
-export interface PermissionChoice {
-  title: string;
-  optionId: string;
-  kind: PermissionOption["kind"];
-}
-
-const KIND_ORDER: Record<PermissionOption["kind"], number> = {
-  allow_once: 0,
-  allow_always: 1,
-  reject_once: 2,
-  reject_always: 3,
-};
-
-export function permissionChoices(params: RequestPermissionParams): PermissionChoice[] {
-  return [...params.options]
-    .sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind])
-    .map((o) => ({ title: o.name, optionId: o.optionId, kind: o.kind }));
-}
-
-export function permissionMessage(params: RequestPermissionParams): { message: string; detail: string } {
-  const call = params.toolCall;
-  const lines: string[] = [];
-  if (call.reason) lines.push(`Why you are asked: ${call.reason}.`);
-  lines.push(call.risk ? `Tool: ${call.name} (${call.risk} risk)` : `Tool: ${call.name}`);
-  const input = JSON.stringify(call.input, null, 2);
-  lines.push(input.length > 600 ? `${input.slice(0, 600)}…` : input);
-  return { message: `Allow the agent to ${lowerFirst(call.title)}?`, detail: lines.join("\n") };
-}
-
-function lowerFirst(text: string): string {
-  return /^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text;
-}
-
-export function permissionResult(choice: PermissionChoice | undefined): RequestPermissionResult {
-  return choice
-    ? { outcome: { outcome: "selected", optionId: choice.optionId } }
-    : { outcome: { outcome: "cancelled" } };
 }

@@ -38,6 +38,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     void this.view?.webview.postMessage(msg);
   }
 
+  /** Bring the view into sight without taking the focus from the editor. */
+  async show(): Promise<void> {
+    if (this.view) this.view.show(true);
+    else await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+  }
+
   async reveal(): Promise<void> {
     await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
     this.post({ type: "focusInput" });

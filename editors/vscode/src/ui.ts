@@ -1,17 +1,13 @@
-// The thin adapter between interaction requests and VS Code's window API. The API comes in as a
+// The thin adapter between the server's questions and VS Code's window API. The API comes in as a
 // parameter (the real `vscode.window`, or a fake in unit tests), so nothing here is patched.
-import type { AskQuestionResult, Question, RequestPermissionParams, RequestPermissionResult } from "../../protocol/protocol";
+import type { AskQuestionResult, Question } from "../../protocol/protocol";
 import {
   answerFor,
-  permissionChoices,
-  permissionMessage,
-  permissionResult,
   pickItems,
   questionPlaceholder,
   questionsResult,
   questionTitle,
   type Answer,
-  type PermissionChoice,
   type QuestionPickItem,
 } from "./interactions";
 
@@ -50,7 +46,6 @@ export interface QuickPickLike<T> {
 export interface WindowLike {
   createQuickPick<T extends { label: string }>(): QuickPickLike<T>;
   showInputBox(options: { title?: string; prompt?: string; placeHolder?: string; ignoreFocusOut?: boolean }, token?: CancellationLike): PromiseLike<string | undefined>;
-  showWarningMessage<T extends { title: string }>(message: string, options: { modal: boolean; detail?: string }, ...items: T[]): PromiseLike<T | undefined>;
 }
 
 /** Ask each question in turn; Esc (or a cancelled request) on any of them declines them all. */
@@ -111,11 +106,4 @@ function askOne(win: WindowLike, q: Question, index: number, total: number, toke
     if (token) subscriptions.push(token.onCancellationRequested(() => finish(undefined)));
     pick.show();
   });
-}
-
-/** A modal dialog with the offered options; closing it answers `cancelled`. */
-export async function askPermission(win: WindowLike, params: RequestPermissionParams): Promise<RequestPermissionResult> {
-  const { message, detail } = permissionMessage(params);
-  const choice = await win.showWarningMessage<PermissionChoice>(message, { modal: true, detail }, ...permissionChoices(params));
-  return permissionResult(choice);
 }

@@ -4,7 +4,7 @@ import { Composer } from "./composer";
 import { h, icon, ICONS } from "./dom";
 import type { HostToPanel, PanelToHost } from "./messages";
 import { displayPath, Transcript, type Actions } from "./render";
-import { initialState, openSessions, reduce, startPrompt, type PanelState } from "./state";
+import { closeAsk, initialState, openSessions, reduce, startPrompt, type PanelState } from "./state";
 
 const SERVER_WORDS: Record<string, string> = {
   starting: "Starting agentls…",
@@ -38,6 +38,11 @@ export class Panel {
       openFile: (path, line) => this.post({ type: "openFile", path, line }),
       openLink: (href) => this.post({ type: "openLink", href }),
       trustFolder: () => this.post({ type: "trustFolder" }),
+      answerPermission: (requestId, optionId, message) => {
+        this.post({ type: "permissionAnswer", requestId, ...(optionId ? { optionId } : {}), ...(message?.trim() ? { message: message.trim() } : {}) });
+        closeAsk(this.state, requestId);
+        this.render();
+      },
     };
     const newSession = h("button", { type: "button", class: "icon-button", id: "new-session", "aria-label": "New session", title: "New session" }, icon(ICONS.plus));
     const history = h("button", { type: "button", class: "icon-button", id: "history", "aria-label": "Sessions", title: "Sessions (resume, search)", "aria-haspopup": "dialog" }, icon(ICONS.history));

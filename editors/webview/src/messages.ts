@@ -3,6 +3,7 @@
 import type {
   ContentBlock,
   PromptResult,
+  RequestPermissionParams,
   SessionInfoResult,
   SessionUpdateParams,
 } from "../../protocol/protocol";
@@ -32,7 +33,11 @@ export type HostToPanel =
   | { type: "mode"; modeId: string }
   /** The session list, or why there is none (`unavailable`). */
   | { type: "sessions"; sessions: SessionRow[]; query?: string; unavailable?: string }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  /** A permission request, asked inline on its tool card until answered or withdrawn. */
+  | { type: "permissionRequest"; requestId: string; params: RequestPermissionParams }
+  /** The request is over: answered (here or elsewhere) or withdrawn by the server (`$/cancelRequest`). */
+  | { type: "permissionClosed"; requestId: string; reason: "answered" | "withdrawn" };
 
 export type PanelToHost =
   | { type: "ready" }
@@ -46,7 +51,9 @@ export type PanelToHost =
   | { type: "openFile"; path: string; line?: number }
   | { type: "openLink"; href: string }
   | { type: "copy"; text: string }
-  | { type: "trustFolder" };
+  | { type: "trustFolder" }
+  /** The user's choice; no option id means the user dismissed the request. `message` is a rejection's note. */
+  | { type: "permissionAnswer"; requestId: string; optionId?: string; message?: string };
 
 export type HostToPanelType = HostToPanel["type"];
 export type PanelToHostType = PanelToHost["type"];

@@ -1,5 +1,5 @@
 // What the panel shows: transcript items and the panel state, as plain data.
-import type { Diff, Location, PlanEntry, SessionInfoResult, ToolCall, Usage } from "../../protocol/protocol";
+import type { Diff, Location, PermissionOption, PlanEntry, SessionInfoResult, ToolCall, ToolCallRef, Usage } from "../../protocol/protocol";
 import type { ServerState, SessionRow } from "./messages";
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "denied";
@@ -42,6 +42,14 @@ export interface ToolItem extends ItemBase {
   permission?: string;
   /** A benign outcome worth saying in words (no one could answer, no answer in time, ...). */
   note?: string;
+  /** An open permission request for this call, answered on the card. */
+  ask?: PermissionAsk;
+}
+export interface PermissionAsk {
+  requestId: string;
+  options: PermissionOption[];
+  reason?: string;
+  risk?: ToolCallRef["risk"];
 }
 export interface PlanItem extends ItemBase {
   kind: "plan";

@@ -1,9 +1,10 @@
 // Items and Markdown to DOM. Each item renders to one element; the Transcript swaps an element
 // only when its item's `rev` changed, and remembers which cards the user opened or closed.
-import { diffStats, hunks, lineDiff } from "./diff";
 import { append, h, icon, ICONS, type Child } from "./dom";
+import { askView } from "./ask";
 import { highlight } from "./highlight";
 import { parseMarkdown, type Block, type Inline } from "./markdown";
+import { diffBlock, fileLink, pre, section, type Actions } from "./parts";
 import {
   permissionWords,
   TERMINAL_WORDS,
@@ -16,14 +17,7 @@ import {
   type ToolItem,
 } from "./state";
 
-export interface Actions {
-  /** How to show a path (relative to the workspace when inside it). */
-  displayPath(path: string): string;
-  copy(text: string): void;
-  openFile(path: string, line?: number): void;
-  openLink(href: string): void;
-  trustFolder(): void;
-}
+export type { Actions };
 
 // -- Markdown -----------------------------------------------------------------------------------
 
@@ -125,44 +119,9 @@ function toolOpenByDefault(item: ToolItem): boolean {
   return !!item.diff || !!item.note;
 }
 
-function section(label: string, ...content: Child[]): HTMLElement {
-  return h("div", { class: "section" }, h("div", { class: "label" }, label), ...content);
-}
-
-function pre(text: string, cls?: string): HTMLElement {
-  return h("pre", { class: cls }, text);
-}
-
 function diffView(item: ToolItem, actions: Actions): HTMLElement | null {
   if (!item.diff) return null;
-  const lines = lineDiff(item.diff.oldText, item.diff.newText);
-  const stats = diffStats(lines);
-  const body = h("div", { class: "diff", role: "table", "aria-label": `Changes to ${item.diff.path}` });
-  for (const row of hunks(lines)) {
-    if (row.op === "gap") body.appendChild(h("div", { class: "diff-gap" }, `⋯ ${row.skipped} unchanged line${row.skipped === 1 ? "" : "s"}`));
-    else {
-      const cls = row.op === "+" ? "add" : row.op === "-" ? "del" : "ctx";
-      body.appendChild(h("div", { class: `diff-line ${cls}`, role: "row" }, h("span", { class: "diff-op" }, row.op), row.text));
-    }
-  }
-  const path = fileLink(item.diff.path, actions);
-  const head = h(
-    "div",
-    { class: "diff-head" },
-    path,
-    h("span", { class: "diff-stats" }, h("span", { class: "add" }, `+${stats.added}`), " ", h("span", { class: "del" }, `−${stats.removed}`)),
-    item.diff.oldText == null ? h("span", { class: "badge" }, "new file") : null,
-  );
-  return section("Changes", head, body);
-}
-
-function fileLink(path: string, actions: Actions, line?: number | null): HTMLElement {
-  const a = h("a", { href: "#", class: "file", title: path }, actions.displayPath(path) + (line ? `:${line}` : ""));
-  a.addEventListener("click", (event) => {
-    event.preventDefault();
-    actions.openFile(path, line ?? undefined);
-  });
-  return a;
+  return section("Changes", diffBlock(item.diff.path, item.diff.oldText, item.diff.newText, actions, item.diff.oldText == null ? "new file" : undefined));
 }
 
 export function displayPath(path: string, cwd?: string): string {
@@ -189,7 +148,7 @@ function outputText(item: ToolItem): string | undefined {
 
 function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement {
   const status = item.note && item.status !== "in_progress" ? "note" : item.status;
-  const statusWord = status === "note" ? "no answer" : STATUS_WORDS[item.status] ?? item.status;
+  const statusWord = item.ask ? "needs you" : status === "note" ? "no answer" : (STATUS_WORDS[item.status] ?? item.status);
   const summary = h(
     "summary",
     {},
@@ -203,9 +162,10 @@ function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement 
   const body = h(
     "div",
     { class: "tool-body" },
-    item.permission ? h("div", { class: `permission permission-${item.permission}` }, `Permission: ${permissionWords(item.permission)}`) : null,
+    item.ask ? askView(item, item.ask, actions) : null,
+    item.permission && !item.ask ? h("div", { class: `permission permission-${item.permission}` }, `Permission: ${permissionWords(item.permission)}`) : null,
     item.note ? h("div", { class: "note benign", role: "note" }, item.note) : null,
-    input !== "{}" ? section("Input", pre(input)) : null,
+    input !== "{}" && !item.ask ? section("Input", pre(input)) : null,
     diffView(item, actions),
     output !== undefined ? section(item.status === "in_progress" ? "Output (live)" : "Output", pre(output, "output")) : null,
     item.status === "denied" ? section("Not run", h("p", { class: "denied-text" }, deniedText(item.error, item.permission))) : null,
@@ -271,7 +231,7 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
     case "thought":
       return h("details", { class: "thought", "data-kind": "thought", open: open ?? false }, h("summary", {}, "Thinking"), markdown(item.text, actions));
     case "tool":
-      return toolCard(item, actions, open ?? toolOpenByDefault(item));
+      return toolCard(item, actions, item.ask ? true : (open ?? toolOpenByDefault(item)));
     case "plan":
       return planView(item);
     case "subagent":

@@ -2,6 +2,7 @@
 // view renders whatever this produces, and unit tests drive it with the golden fixtures.
 import type {
   PromptResult,
+  RequestPermissionParams,
   SessionUpdate,
   SessionUpdateParams,
   ToolCall,
@@ -94,6 +95,18 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
       return state;
     case "focusInput":
       return state;
+    case "permissionRequest":
+      askPermission(state, msg.params);
+      findTool(state, msg.params.turnId, msg.params.toolCall.toolCallId).ask = {
+        requestId: msg.requestId,
+        options: msg.params.options,
+        reason: msg.params.toolCall.reason ?? undefined,
+        risk: msg.params.toolCall.risk ?? undefined,
+      };
+      return state;
+    case "permissionClosed":
+      closeAsk(state, msg.requestId);
+      return state;
     default:
       return ignore(msg, state); // a newer host may send more
   }
@@ -102,6 +115,28 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
 /** Exhaustive at compile time (`never`), tolerant at run time (a newer peer's messages). */
 function ignore<T>(_unknown: never, result: T): T {
   return result;
+}
+
+/** The card a permission request is asked on: announced by `tool_call`, or made from the request. */
+function askPermission(state: PanelState, params: RequestPermissionParams): void {
+  const tool = findTool(state, params.turnId, params.toolCall.toolCallId);
+  if (tool.name === "tool" && tool.title === tool.toolCallId) {
+    tool.name = params.toolCall.name;
+    tool.title = params.toolCall.title;
+    tool.input = params.toolCall.input;
+  }
+  tool.permission = "pending";
+  touch(tool);
+}
+
+/** The request is over (answered here, withdrawn by the server, or its turn ended). */
+export function closeAsk(state: PanelState, requestId: string): PanelState {
+  for (const item of state.items) {
+    if (item.kind !== "tool" || item.ask?.requestId !== requestId) continue;
+    delete item.ask;
+    touch(item);
+  }
+  return state;
 }
 
 /** The panel's own actions (no host round trip needed to show them). */
@@ -389,6 +424,10 @@ function closeOpenTools(state: PanelState, turnId: string, terminal: string): vo
   const error = terminal === "aborted" ? "Cancelled: the turn was stopped." : "The turn ended before this tool call finished.";
   for (const item of state.items) {
     if (item.kind !== "tool" || item.turnId !== turnId) continue;
+    if (item.ask) {
+      delete item.ask;
+      touch(item);
+    }
     if (item.status !== "pending" && item.status !== "in_progress") continue;
     item.status = "failed";
     item.error = error;

@@ -64,3 +64,9 @@ export function mcpWords(server: string, status: string, tools?: number, error?:
 
 /** A turn the server started because background subagents finished while the session was idle. */
 export const REPORT_WORDS = "Background subagents reported back; the agent goes on with their reports.";
+
+/** The question on an inline permission request: "Allow the agent to edit app.py?". */
+export function permissionQuestion(title: string): string {
+  const what = /^[A-Z][a-z]/.test(title) ? title[0].toLowerCase() + title.slice(1) : title;
+  return `Allow the agent to ${what}?`;
+}

@@ -1,7 +1,7 @@
 // End to end in a real VS Code: the packaged extension in code-server, driven in Chromium like a
 // user would, talking to the real `agentls serve` (the scripted model plays replies.json).
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
@@ -22,7 +22,11 @@ const SCRIPT = [
   { text: "Writing your choice down.", toolCalls: [{ name: "write_file", arguments: { path: "choice.txt", content: "Blue\n" } }] },
   { text: "Saved `choice.txt`:\n\n```python\nprint('blue')\n```\n\nAnything else?" },
   { text: `Counting slowly: ${COUNT}`, delay: 0.25 },
+  { text: "Writing it down.", toolCalls: [{ name: "write_file", arguments: { path: "late.txt", content: "late\n" } }] },
+  { text: "I did not write late.txt: nobody answered." },
 ];
+/** The server's approval timeout here: long enough to click, short enough to wait out. */
+const APPROVAL_TIMEOUT_S = 30;
 
 let box: Sandbox;
 const wb: Partial<Workbench> = {};
@@ -33,6 +37,8 @@ let panel: FrameLocator;
 before(async () => {
   box = sandbox(SCRIPT);
   writeFileSync(join(box.workspace, "README.md"), "# Demo project\n\nA banner that needs a color.\n");
+  mkdirSync(join(box.root, "config", "agentls"), { recursive: true });
+  writeFileSync(join(box.root, "config", "agentls", "config.json"), JSON.stringify({ permissions: { approvalTimeout: APPROVAL_TIMEOUT_S } }));
   ({ server, page } = await openWorkbench(box, VSIX, wb));
 });
 
@@ -86,12 +92,15 @@ test("a prompt streams text and a tool card; the question and the permission are
   await ask.and(panel.locator("[data-status=completed]")).waitFor();
   assert.match((await ask.locator("pre.output").textContent())!, /The user answered:\s+- Which color should the banner use\? → Blue/);
 
-  // session/request_permission → a modal dialog in the workbench
-  const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor();
-  assert.match(await dialog.innerText(), /Allow the agent to write choice\.txt\?/);
-  assert.deepEqual((await dialog.locator(".dialog-buttons a.monaco-button, .dialog-buttons .monaco-button").allInnerTexts()).map((t) => t.trim()).filter(Boolean).sort(), ["Allow once", "Always allow", "Always reject", "Cancel", "Reject"]);
-  await dialog.getByRole("button", { name: "Allow once" }).click();
+  // session/request_permission → asked inline on the write_file card, with what will be written
+  const permission = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).locator(".ask");
+  await permission.waitFor();
+  assert.equal(await permission.getByRole("heading").innerText(), "Allow the agent to write choice.txt?");
+  assert.deepEqual(await permission.locator(".diff-line").allInnerTexts(), ["+Blue"]);
+  assert.deepEqual(await permission.locator(".ask-options button").allInnerTexts(), ["Allow once", "Always allow", "Reject", "Always reject"]);
+  assert.equal(await page.locator(".monaco-dialog-box").count(), 0, "no modal dialog");
+  await snap("panel-permission.png");
+  await permission.getByRole("button", { name: "Allow once" }).click();
   const write = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) });
   await write.and(panel.locator("[data-status=completed]")).waitFor();
   assert.match(await write.locator(".diff").innerText(), /\+\s*Blue/);
@@ -118,6 +127,21 @@ test("a running turn is cancelled from the panel (screenshot mid-turn)", async (
   assert.ok(await panel.getByRole("button", { name: "Send" }).isVisible());
 });
 
+test("a permission request nobody answers is withdrawn from the panel when the server gives up", async () => {
+  await sendPrompt("Write late.txt.");
+  const card = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).last();
+  const ask = card.locator(".ask");
+  await ask.waitFor();
+  await ask.waitFor({ state: "detached", timeout: (APPROVAL_TIMEOUT_S + 60) * 1000 });
+  await card.and(panel.locator("[data-status=denied]")).waitFor();
+  await panel.locator("[data-kind=turn]").last().and(panel.locator("[data-terminal=completed]")).waitFor();
+  if ((await card.locator("details").getAttribute("open")) === null) await card.locator("summary").click();
+  assert.equal(await card.locator(".denied-text").innerText(), "No answer in time; the call was not run.");
+  assert.equal(await card.getByRole("button", { name: "Allow once" }).count(), 0, "nothing left to click that would do nothing");
+  assert.ok(!existsSync(join(box.workspace, "late.txt")));
+  await snap("panel-permission-withdrawn.png");
+});
+
 test("the server is restarted when it dies, and the user is told", async () => {
   const agentls = descendants(server.process.pid!).filter((p) => /agentls|server\.cli/.test(p.cmdline) && /\bserve\b/.test(p.cmdline) && !/code-server|entry\.js/.test(p.cmdline));
   assert.equal(agentls.length, 1, `one agentls server below code-server: ${JSON.stringify(agentls)}`);
@@ -142,6 +166,6 @@ test("earlier sessions are listed, searched and resumed from the panel", async (
   await panel.locator("[data-kind=note]", { hasText: "Resumed session." }).waitFor();
   await panel.locator("[data-kind=user] .bubble", { hasText: "Please look at the README and save a banner color." }).waitFor();
   assert.ok(await dialog.isHidden());
-  await panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).waitFor();
+  await panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).first().waitFor();
   await snap("panel-resumed.png");
 });

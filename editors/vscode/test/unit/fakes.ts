@@ -87,9 +87,7 @@ export class FakeQuickPick<T extends { label: string }> implements QuickPickLike
 export class FakeWindow implements WindowLike {
   picks: FakeQuickPick<any>[] = [];
   inputBoxes: { options: unknown; answer: string | undefined }[] = [];
-  dialogs: { message: string; options: { modal: boolean; detail?: string }; items: { title: string }[] }[] = [];
   nextInput: (string | undefined)[] = [];
-  nextDialog: (string | undefined)[] = [];
   private pickWaiters: ((p: FakeQuickPick<any>) => void)[] = [];
 
   createQuickPick<T extends { label: string }>(): QuickPickLike<T> {
@@ -120,11 +118,6 @@ export class FakeWindow implements WindowLike {
     const answer = this.nextInput.shift();
     this.inputBoxes.push({ options, answer });
     return answer;
-  }
-  async showWarningMessage<T extends { title: string }>(message: string, options: { modal: boolean; detail?: string }, ...items: T[]): Promise<T | undefined> {
-    this.dialogs.push({ message, options, items });
-    const title = this.nextDialog.shift();
-    return items.find((i) => i.title === title);
   }
 }
 

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import type { AskQuestionParams, Question, RequestPermissionParams } from "../../../protocol/protocol";
-import { answerFor, OTHER_LABEL, permissionChoices, permissionMessage, permissionResult, pickItems, questionsResult, questionTitle } from "../../src/interactions";
-import { askPermission, askQuestions } from "../../src/ui";
+import type { AskQuestionParams, Question } from "../../../protocol/protocol";
+import { answerFor, OTHER_LABEL, pickItems, questionsResult, questionTitle } from "../../src/interactions";
+import { askQuestions } from "../../src/ui";
 import { cancellation, FakeWindow } from "./fakes";
 
 function fixture(name: string): { params: any; result: any } {
@@ -14,7 +14,6 @@ function fixture(name: string): { params: any; result: any } {
 }
 
 const ASK = fixture("session_ask_question.json");
-const PERMISSION = fixture("session_request_permission.json");
 const [RUNNER, FOLDERS] = (ASK.params as AskQuestionParams).questions as [Question, Question];
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -108,31 +107,4 @@ test("QuickPick flow: the server cancelling the request closes the pick", async 
   token.cancel();
   assert.deepEqual(await result, { declined: true });
   assert.ok(pick.disposed);
-});
-
-test("permission: modal with the offered options in order; the choice or cancelled", async () => {
-  const params = PERMISSION.params as RequestPermissionParams;
-  const withAll: RequestPermissionParams = {
-    ...params,
-    options: [
-      { optionId: "rej", name: "Reject", kind: "reject_once" },
-      { optionId: "always", name: "Always allow", kind: "allow_always" },
-      { optionId: "once", name: "Allow once", kind: "allow_once" },
-      { optionId: "never", name: "Always reject", kind: "reject_always" },
-    ],
-  };
-  assert.deepEqual(permissionChoices(withAll).map((c) => c.title), ["Allow once", "Always allow", "Reject", "Always reject"]);
-  assert.deepEqual(permissionMessage(params), {
-    message: "Allow the agent to run `rm -rf build`?",
-    detail: 'Why you are asked: recursive forced delete.\nTool: bash (high risk)\n{\n  "command": "rm -rf build"\n}',
-  });
-  assert.deepEqual(permissionResult(undefined), { outcome: { outcome: "cancelled" } });
-
-  const win = new FakeWindow();
-  win.nextDialog.push("Reject");
-  assert.deepEqual(await askPermission(win, params), PERMISSION.result);
-  assert.equal(win.dialogs[0].options.modal, true);
-  assert.deepEqual(win.dialogs[0].items.map((i) => i.title), ["Allow once", "Reject"]);
-  win.nextDialog.push(undefined);
-  assert.deepEqual(await askPermission(win, params), { outcome: { outcome: "cancelled" } });
 });

@@ -162,6 +162,12 @@ public final class AgentProjectService implements Disposable {
             return TrustedProjects.isTrusted(project);
         }
 
+        /** The web panel asks on the tool card; the plain fallback view has no cards, so a dialog asks. */
+        @Override
+        public boolean asksInPanel() {
+            return view instanceof WebviewView;
+        }
+
         @Override
         public CompletableFuture<Boolean> trustFolder() {
             CompletableFuture<Boolean> trusted = new CompletableFuture<>();

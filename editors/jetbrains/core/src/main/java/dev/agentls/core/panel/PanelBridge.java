@@ -17,7 +17,9 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -26,7 +28,8 @@ import java.util.concurrent.CompletionException;
  * Forwards between the chat panel and the agentls server: panel messages become requests,
  * updates and server states become panel messages. It keeps only the current session and
  * whether a prompt is in flight; the server owns everything else. Questions and permission
- * requests go to the IDE's {@link UserPrompts}.
+ * requests are asked inline in the panel when the host can show them ({@link PanelHost#asksInPanel}),
+ * otherwise through the IDE's {@link UserPrompts}.
  *
  * <p>Wiring: {@code bridge = new PanelBridge(host, prompts)}, {@code client = new
  * AgentClient(launcher, bridge)}, {@code bridge.attach(client)}, then {@code client.start()}.
@@ -49,6 +52,8 @@ public final class PanelBridge implements AgentUi {
     private List<Wire.SessionUpdateParams> replay = new ArrayList<>();
     private boolean prompting;
     private CompletableFuture<Void> creating;
+    private final Map<String, OpenPermission> permissions = new LinkedHashMap<>();
+    private int nextRequest = 1;
 
     public PanelBridge(PanelHost host, UserPrompts prompts) {
         this.host = host;
@@ -112,6 +117,8 @@ public final class PanelBridge implements AgentUi {
             host.copy(c.text());
         } else if (message instanceof PanelToHost.TrustFolder) {
             trustFolder();
+        } else if (message instanceof PanelToHost.PermissionAnswer a) {
+            answerPermission(a);
         } else if (message instanceof PanelToHost.Unknown u) {
             host.log("ignored a panel message of unknown type " + u.type());
         }
@@ -120,13 +127,16 @@ public final class PanelBridge implements AgentUi {
     private void ready() {
         HostToPanel.Server state;
         Wire.SessionInfoResult current;
+        List<HostToPanel> asks = new ArrayList<>();
         synchronized (lock) {
             panelReady = true;
             state = server;
             current = session;
+            permissions.forEach((id, open) -> asks.add(new HostToPanel.PermissionRequest(id, open.params())));
         }
         post(state);
         if (current != null) post(new HostToPanel.Session(current, null, host.cwd()));
+        asks.forEach(this::post);
     }
 
     // -- from the server (AgentUi) ----------------------------------------------------------
@@ -147,6 +157,7 @@ public final class PanelBridge implements AgentUi {
     public void onServerState(ServerState state, String message) {
         HostToPanel.Server posted;
         AgentClient restart = null;
+        List<OpenPermission> withdrawn = new ArrayList<>();
         synchronized (lock) {
             String word = switch (state) {
                 case STARTING -> restarting ? "restarting" : "starting";
@@ -160,10 +171,12 @@ public final class PanelBridge implements AgentUi {
             if (state != ServerState.READY && state != ServerState.STARTING) {
                 session = null;
                 prompting = false;
+                withdrawn.addAll(permissions.values());
             }
             if (state == ServerState.CRASHED) restart = client;
         }
         post(posted);
+        withdrawn.forEach(open -> open.answer().cancel(true));
         if (state == ServerState.READY) newSession();
         if (restart != null) restart.start().exceptionally(e -> null);
     }
@@ -173,10 +186,55 @@ public final class PanelBridge implements AgentUi {
         return prompts.askQuestions(params);
     }
 
+    /**
+     * Asked inline on the tool card when the host's panel can (answered with
+     * {@code permissionAnswer}); the client cancels the future when the server withdraws it, and
+     * the card closes. Otherwise the IDE's prompts ask.
+     */
     @Override
     public CompletableFuture<Wire.RequestPermissionResult> requestPermission(Wire.RequestPermissionParams params) {
-        return prompts.requestPermission(params);
+        if (!host.asksInPanel()) return prompts.requestPermission(params);
+        var answer = new CompletableFuture<Wire.RequestPermissionResult>();
+        String requestId;
+        synchronized (lock) {
+            if (session == null || !session.sessionId().equals(params.sessionId())) {
+                return CompletableFuture.completedFuture(Wire.RequestPermissionResult.cancelled());
+            }
+            requestId = "perm" + nextRequest++;
+            permissions.put(requestId, new OpenPermission(params, answer));
+        }
+        answer.whenComplete((result, error) -> {
+            synchronized (lock) {
+                permissions.remove(requestId);
+            }
+            post(new HostToPanel.PermissionClosed(requestId, answer.isCancelled() ? "withdrawn" : "answered"));
+        });
+        post(new HostToPanel.PermissionRequest(requestId, params));
+        return answer;
     }
+
+    private void answerPermission(PanelToHost.PermissionAnswer answer) {
+        OpenPermission open;
+        synchronized (lock) {
+            open = permissions.get(answer.requestId());
+        }
+        if (open == null) return;
+        var offered = open.params().options().stream()
+                .filter(o -> o.optionId().equals(answer.optionId()))
+                .findFirst();
+        if (offered.isEmpty()) {
+            open.answer().complete(Wire.RequestPermissionResult.cancelled());
+            return;
+        }
+        String note = answer.message() == null ? "" : answer.message().strip();
+        boolean rejecting = offered.get().kind().startsWith("reject");
+        open.answer().complete(new Wire.RequestPermissionResult(
+                new Wire.PermissionOutcome("selected", offered.get().optionId()), null,
+                rejecting && !note.isEmpty() ? note : null));
+    }
+
+    private record OpenPermission(Wire.RequestPermissionParams params,
+                                  CompletableFuture<Wire.RequestPermissionResult> answer) {}
 
     @Override
     public void log(String line) {

@@ -36,6 +36,14 @@ public interface PanelHost {
         return CompletableFuture.completedFuture(false);
     }
 
+    /**
+     * Whether permission requests are asked inline in the panel (the web panel) rather than
+     * through the IDE's {@code UserPrompts} (a plain view that cannot show them).
+     */
+    default boolean asksInPanel() {
+        return false;
+    }
+
     default void openFile(String path, Integer line) {}
 
     default void openLink(String href) {}

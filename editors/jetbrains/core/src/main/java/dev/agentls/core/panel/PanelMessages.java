@@ -41,6 +41,12 @@ public final class PanelMessages {
         record Sessions(List<SessionRow> sessions, String query, String unavailable) implements HostToPanel {}
 
         record FocusInput() implements HostToPanel {}
+
+        /** A permission request, asked inline on its tool card until answered or withdrawn. */
+        record PermissionRequest(String requestId, Wire.RequestPermissionParams params) implements HostToPanel {}
+
+        /** reason: answered | withdrawn (the server's {@code $/cancelRequest}, or the turn ended). */
+        record PermissionClosed(String requestId, String reason) implements HostToPanel {}
     }
 
     /** One row of the panel's session list (a stored session or a search hit). */
@@ -74,6 +80,9 @@ public final class PanelMessages {
         /** The user asked to trust the session's folder. */
         record TrustFolder() implements PanelToHost {}
 
+        /** The user's choice; no option id dismisses the request. {@code message}: a rejection's note. */
+        record PermissionAnswer(String requestId, String optionId, String message) implements PanelToHost {}
+
         /** A message type this host does not know. */
         record Unknown(String type, JsonObject raw) implements PanelToHost {}
     }
@@ -88,7 +97,9 @@ public final class PanelMessages {
             .variant("model", HostToPanel.Model.class)
             .variant("mode", HostToPanel.Mode.class)
             .variant("sessions", HostToPanel.Sessions.class)
-            .variant("focusInput", HostToPanel.FocusInput.class);
+            .variant("focusInput", HostToPanel.FocusInput.class)
+            .variant("permissionRequest", HostToPanel.PermissionRequest.class)
+            .variant("permissionClosed", HostToPanel.PermissionClosed.class);
 
     static final TaggedUnion<PanelToHost> PANEL_TO_HOST = new TaggedUnion<>(PanelToHost.class, "type",
             PanelToHost.Unknown::new, m -> ((PanelToHost.Unknown) m).raw())
@@ -103,7 +114,8 @@ public final class PanelMessages {
             .variant("openFile", PanelToHost.OpenFile.class)
             .variant("openLink", PanelToHost.OpenLink.class)
             .variant("copy", PanelToHost.Copy.class)
-            .variant("trustFolder", PanelToHost.TrustFolder.class);
+            .variant("trustFolder", PanelToHost.TrustFolder.class)
+            .variant("permissionAnswer", PanelToHost.PermissionAnswer.class);
 
     public static final Gson GSON = Json.configure(new GsonBuilder())
             .registerTypeAdapterFactory(HOST_TO_PANEL)

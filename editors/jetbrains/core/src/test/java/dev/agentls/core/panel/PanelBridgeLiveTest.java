@@ -30,6 +30,7 @@ class PanelBridgeLiveTest {
     private final List<String> actions = new CopyOnWriteArrayList<>();
     private volatile boolean ideTrusts;
     private volatile boolean userTrustsWhenAsked;
+    private volatile boolean asksInPanel;
 
     /** The page's side: what __agentReceive got, parsed. */
     private final class Page implements PanelHost {
@@ -47,6 +48,11 @@ class PanelBridgeLiveTest {
         @Override
         public boolean workspaceTrusted() {
             return ideTrusts;
+        }
+
+        @Override
+        public boolean asksInPanel() {
+            return asksInPanel;
         }
 
         @Override
@@ -278,5 +284,48 @@ class PanelBridgeLiveTest {
         assertEquals(List.of(), posted);
         quiet.receive("{\"type\":\"ready\"}");
         assertEquals("{\"type\":\"server\",\"state\":\"stopped\",\"message\":\"no server\"}", posted.get(0).toString());
+    }
+
+    private static final String WRITE_THEN_DONE = "[{\"toolCalls\": [{\"name\": \"write_file\", \"arguments\": "
+            + "{\"path\": \"note.txt\", \"content\": \"hi\\n\"}}]}, {\"text\": \"Done.\"}]";
+
+    @Test
+    void aPermissionRequestIsAskedInThePanelAndAnsweredFromIt() throws Exception {
+        asksInPanel = true;
+        open(WRITE_THEN_DONE);
+        bridge.receive("{\"type\":\"prompt\",\"prompt\":[{\"type\":\"text\",\"text\":\"write it\"}]}");
+        waitForPosted("the permission request", m -> type(m).equals("permissionRequest"));
+        JsonObject asked = lastOf("permissionRequest");
+        String requestId = asked.get("requestId").getAsString();
+        assertEquals("write_file", asked.getAsJsonObject("params").getAsJsonObject("toolCall").get("name").getAsString());
+
+        posted.clear();
+        bridge.receive("{\"type\":\"ready\"}"); // the page reloaded: the open request is asked again
+        waitForPosted("the request again", m -> type(m).equals("permissionRequest"));
+        assertEquals(requestId, lastOf("permissionRequest").get("requestId").getAsString());
+
+        bridge.receive("{\"type\":\"permissionAnswer\",\"requestId\":\"" + requestId + "\",\"optionId\":\"allow_once\"}");
+        waitForPosted("the prompt result", m -> type(m).equals("promptResult"));
+        assertEquals("answered", lastOf("permissionClosed").get("reason").getAsString());
+        assertEquals("hi\n", Files.readString(server.workspace.resolve("note.txt")));
+    }
+
+    @Test
+    void aPermissionRequestNobodyAnswersIsWithdrawnFromThePanel() throws Exception {
+        asksInPanel = true;
+        LiveServer live = new LiveServer(WRITE_THEN_DONE);
+        Path config = Files.createDirectories(live.home.resolve("config").resolve("agentls")).resolve("config.json");
+        Files.writeString(config, "{\"permissions\": {\"approvalTimeout\": 1}}");
+        open(live);
+        bridge.receive("{\"type\":\"prompt\",\"prompt\":[{\"type\":\"text\",\"text\":\"write it\"}]}");
+        waitForPosted("the prompt result", m -> type(m).equals("promptResult"));
+        String requestId = lastOf("permissionRequest").get("requestId").getAsString();
+        JsonObject closed = lastOf("permissionClosed");
+        assertEquals(requestId, closed.get("requestId").getAsString());
+        assertEquals("withdrawn", closed.get("reason").getAsString());
+        assertTrue(Files.notExists(server.workspace.resolve("note.txt")));
+        int before = posted.size();
+        bridge.receive("{\"type\":\"permissionAnswer\",\"requestId\":\"" + requestId + "\",\"optionId\":\"allow_once\"}");
+        assertEquals(before, posted.size(), "a late answer changes nothing");
     }
 }
