@@ -137,6 +137,25 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await page.close();
     });
 
+    test("sending a prompt scrolls to the bottom and follows the turn, though the user had scrolled up", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      await ready(p);
+      const page = p.page;
+      const long = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of an earlier answer.`).join("\n\n");
+      await p.send(live(1, { kind: "agent_message_chunk", text: long }));
+      await p.send(live(2, { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
+      const log = page.getByRole("log", { name: "Conversation" });
+      const gap = () => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+      await log.evaluate((el) => (el.scrollTop = 0));
+      assert.ok((await gap()) > 200, "scrolled up, away from the end");
+      await page.getByLabel("Message to the agent").fill("and now?");
+      await page.getByLabel("Message to the agent").press("Enter");
+      assert.ok((await gap()) < 40, "the sent prompt is in sight");
+      await p.send({ type: "update", params: { sessionId: SESSION.sessionId, turnId: "turn_next", seq: 3, update: { kind: "agent_message_chunk", text: long } } });
+      assert.ok((await gap()) < 40, "the answer is followed as it streams");
+      await page.close();
+    });
+
     test("keyboard: Enter sends, Shift+Enter adds a line, Esc cancels", async () => {
       const p = await openPanel(browser, origin, bridge);
       await ready(p);
