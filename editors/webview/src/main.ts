@@ -63,6 +63,7 @@ export class Panel {
       onSend: (prompt, text, images) => {
         startPrompt(this.state, text, images);
         this.post({ type: "prompt", prompt });
+        this.transcript.follow();
         this.render();
       },
       onCancel: () => this.post({ type: "cancel" }),

@@ -264,14 +264,21 @@ function noteView(item: NoteItem, actions: Actions): HTMLElement {
 export class Transcript {
   private rendered = new Map<string, { rev: number; el: HTMLElement }>();
   private openState = new Map<string, boolean>();
+  private following = false;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly actions: Actions,
   ) {}
 
+  /** The next render ends at the bottom, wherever the user had scrolled (they just sent a prompt). */
+  follow(): void {
+    this.following = true;
+  }
+
   render(items: Item[]): void {
-    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    const stick = this.following || this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    this.following = false;
     const seen = new Set<string>();
     let prev: Element | null = null;
     for (const item of items) {
