@@ -1,13 +1,14 @@
-"""The same scripted 20-step task through agentls and through a peer CLI (the Claude Code
-binary bundled with claude-agent-sdk), both against the loopback fake Anthropic endpoint.
+"""agentls against its peers: each front door against its peer on a read-and-answer task
+(`bench.peer_doors`: Codex's app-server, the Claude Code CLI's stream-json, claude-agent-acp),
+and the same scripted 20-step task through `agentls -p` and the Claude Code CLI bundled with
+claude-agent-sdk, all against the loopback fake model.
 
-Skipped, with a note, when no peer binary is installed.
+Each part is skipped, with a note, when its peers are not installed.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -16,19 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import peer_doors
+from bench.peer_install import claude_binary
 from bench.turns import make_repo
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 
 STEPS = 20
-
-
-def peer_binary() -> str | None:
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        return shutil.which("claude")
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return str(bundled) if bundled.exists() else shutil.which("claude")
 
 
 def call_for(step: int, peer: bool) -> FakeToolCall:
@@ -101,7 +95,11 @@ def run_once(
 
 
 def run(size: str = "full") -> dict[str, float]:
-    binary = peer_binary()
+    return {**peer_doors.run(size), **twenty_steps(size)}
+
+
+def twenty_steps(size: str) -> dict[str, float]:
+    binary = claude_binary()
     if binary is None:
         print("peer: no Claude Code binary installed; skipped", file=sys.stderr)
         return {}

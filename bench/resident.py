@@ -1,8 +1,10 @@
 """A cold short task (read a file, answer: two model calls) as one process per task, the way
 shell loops and the Claude Agent SDKs run agents: `agentls -p` on its own, `agentls -p` attached
-to a resident server (`--connect`), the Claude Code CLI bundled with claude-agent-sdk, and the
-SDK's `query()` over each. Interleaved rounds against the loopback fake Anthropic endpoint; wall
-time and CPU (the command's, plus the resident server's share while it ran).
+to a resident server (`--connect`), the Claude Code CLI bundled with claude-agent-sdk, the SDK's
+`query()` over each, and Codex's `codex exec`, on its own and attached to a resident
+`codex app-server` (`--remote`) when Codex is installed. Interleaved rounds against the loopback
+fake model (Anthropic wire; Responses for Codex); wall time and CPU (the command's, plus the
+resident server's share while it ran).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from bench.peer import peer_binary
-from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
+from bench import peer_install
+from bench.peer_doors import codex_home
+from bench.peer_install import claude_binary
+from bench.peer_task import replies
+from server.testing.fake_llm import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "What is the first line of notes.txt?"
@@ -36,29 +40,9 @@ asyncio.run(main())
 """
 
 
-def replies(ws: Path):
-    """Read notes.txt (in the tool vocabulary of the agent asking), then answer."""
-
-    def reply(body: dict[str, Any]) -> Reply:
-        if not body.get("tools"):
-            return Reply(text="ok")  # side requests (titles)
-        answered = any(
-            isinstance(m.get("content"), list)
-            and any(b.get("type") == "tool_result" for b in m["content"])
-            for m in body["messages"]
-        )
-        if answered:
-            return Reply(text="The first line is: alpha")
-        if "Read" in {t.get("name") for t in body["tools"]}:
-            return Reply(tool_calls=[FakeToolCall("Read", {"file_path": str(ws / "notes.txt")})])
-        return Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})])
-
-    return reply
-
-
 def cpu_of(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # with its children
 
 
 def children_cpu() -> float:
@@ -67,6 +51,7 @@ def children_cpu() -> float:
 
 
 def timed(cmd: list[str], env: dict[str, str], ws: Path, resident: int | None) -> tuple:
+    """Wall and CPU of one command (with the resident server's CPU meanwhile, when given)."""
     cpu0, started = children_cpu(), time.perf_counter()
     shared0 = cpu_of(resident) if resident else 0.0
     proc = subprocess.run(cmd, env=env, cwd=ws, capture_output=True, timeout=300)
@@ -78,9 +63,15 @@ def timed(cmd: list[str], env: dict[str, str], ws: Path, resident: int | None) -
 
 
 def run(size: str = "full") -> dict[str, float]:
-    claude = peer_binary()
+    claude = claude_binary()
+    codex = peer_install.codex_binary() if size == "tiny" else peer_install.install_codex()
     rounds = 1 if size == "tiny" else 7
-    with tempfile.TemporaryDirectory(prefix="al-bench-") as tmp, FakeModelServer() as fake:
+    peer_install.CACHE.mkdir(parents=True, exist_ok=True)
+    with (
+        tempfile.TemporaryDirectory(prefix="al-bench-") as tmp,
+        tempfile.TemporaryDirectory(prefix="codex-home-", dir=peer_install.CACHE) as codex_dir,
+        FakeModelServer() as fake,
+    ):
         home = Path(tmp)
         run_dir = home / "run"
         run_dir.mkdir(mode=0o700)
@@ -102,6 +93,7 @@ def run(size: str = "full") -> dict[str, float]:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "PYTHONPATH": str(ROOT),
+            "CODEX_HOME": str(codex_home(Path(codex_dir), fake)),
         }
         agentls = [sys.executable, "-m", "server.cli"]
         p = ["-p", TASK]
@@ -132,18 +124,27 @@ def run(size: str = "full") -> dict[str, float]:
                 "Read",
             ]
             variants["sdk_query_claude"] = [sys.executable, "-c", SDK_SCRIPT, "", TASK]
-        resident = start_resident(agentls, address, env)
+        residents = {"agentls": start_resident(agentls, address, env)}
         try:
+            if codex:
+                codex_socket = f"unix://{run_dir / 'codex.sock'}"
+                exec_ = [str(codex), "exec", "--skip-git-repo-check"]
+                variants["codex_exec"] = [*exec_, TASK]
+                variants["codex_exec_attached"] = [*exec_, "--remote", codex_socket, TASK]
+                residents["codex"] = start_codex_resident(codex, codex_socket, env)
             figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
             for n in range(rounds + 1):
                 for name, cmd in variants.items():
                     fake.script(*(replies(ws) for _ in range(4)))
-                    measured = timed(cmd, env, ws, resident if "attached" in name else None)
+                    server = "codex" if name.startswith("codex") else "agentls"
+                    shared = residents[server] if "attached" in name else None
+                    measured = timed(cmd, env, ws, shared)
                     fake._queue.clear()
-                    if n:  # the first round warms caches and the resident server
+                    if n:  # the first round warms caches and the resident servers
                         figures[name].append(measured)
         finally:
-            os.kill(resident, signal.SIGTERM)
+            for pid in residents.values():
+                os.killpg(pid, signal.SIGTERM)
     out: dict[str, float] = {}
     for name, runs in figures.items():
         out[f"{name}_wall_s"] = statistics.median(w for w, _ in runs)
@@ -163,6 +164,9 @@ def run(size: str = "full") -> dict[str, float]:
         ("sdk_query_agentls", "sdk_query_claude"),
         ("sdk_query_agentls_attached_net", "sdk_query_claude_net"),
         ("agentls_p_attached", "agentls_p"),
+        ("agentls_p", "codex_exec"),
+        ("agentls_p_attached", "codex_exec_attached"),
+        ("codex_exec_attached", "codex_exec"),
     ):
         for kind in ("wall", "cpu"):
             if out.get(f"{theirs}_{kind}_s"):
@@ -185,4 +189,23 @@ def start_resident(agentls: list[str], address: str, env: dict[str, str]) -> int
     line = proc.stderr.readline()
     if not line.startswith(b"agentls: listening on"):
         raise RuntimeError(f"the resident server did not start: {line!r}")
+    return proc.pid
+
+
+def start_codex_resident(codex: Path, socket: str, env: dict[str, str]) -> int:
+    """`codex app-server` listening on a Unix socket, once the socket is there."""
+    proc = subprocess.Popen(
+        [str(codex), "app-server", "--listen", socket],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    path = Path(socket.removeprefix("unix://"))
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("codex app-server did not start listening")
+        time.sleep(0.02)
     return proc.pid
