@@ -95,7 +95,8 @@ class ToolCallUpdate(WireModel):
     """As on the `tool_call` this updates."""
     status: ToolStatus
     output: str | None = None
-    """The result as the model sees it (capped at 50,000 characters)."""
+    """The result as the model sees it (capped at 50,000 characters); while `in_progress`, what
+    a running command has printed so far (its last 8,000 characters)."""
     error: str | None = None
     diff: Diff | None = None
 

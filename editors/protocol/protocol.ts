@@ -1133,7 +1133,8 @@ export interface ToolCallUpdate {
   error?: string | null;
   kind: "tool_call_update";
   /**
-   * The result as the model sees it (capped at 50,000 characters).
+   * The result as the model sees it (capped at 50,000 characters); while `in_progress`, what
+   * a running command has printed so far (its last 8,000 characters).
    */
   output?: string | null;
   /**

@@ -21,6 +21,7 @@ from server.agent.state import AgentSession
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
+from server.tools.live import LIVE_OUTPUT
 from server.trust import is_trusted
 from server.turn import TurnSink, UserNotReachable
 
@@ -114,6 +115,11 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
 
     sink.emit(ToolCallUpdate(tool_call_id=call.id, status="in_progress"))
     token = CALL_ID.set(call.id)
+    live = LIVE_OUTPUT.set(
+        lambda text: sink.emit(
+            ToolCallUpdate(tool_call_id=call.id, status="in_progress", output=text)
+        )
+    )
     try:
         outcome = await tool.run(session.tool_ctx, args)
     except ToolError as exc:
@@ -122,6 +128,7 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
         log.exception("tool %s crashed", call.name)
         return fail(f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}")
     finally:
+        LIVE_OUTPUT.reset(live)
         CALL_ID.reset(token)
     result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
     text = render(result.content)

@@ -28,6 +28,7 @@ from server.aio import run_to_end
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .child_env import child_env
+from .live import LIVE_OUTPUT, LiveFeed
 from .sandbox import Sandbox, blocked, blocked_hint
 from .spawn import group_options, kill_group, marked, started
 
@@ -82,14 +83,22 @@ class _Tail:
         self._chunks: list[str] = []
         self._size = 0
         self._dropped = False
+        self.live = LiveFeed(self.tail)
 
     def feed(self, data: bytes) -> None:
         text = self._decoder.decode(data)
         self._chunks.append(text)
         self._size += len(text)
+        if text:
+            self.live.grew()
         if self._size > 2 * MAX_OUTPUT:
             joined = "".join(self._chunks)[-MAX_OUTPUT:]
             self._chunks, self._size, self._dropped = [joined], len(joined), True
+
+    def tail(self, chars: int) -> str:
+        joined = "".join(self._chunks)
+        self._chunks, self._size = [joined], len(joined)
+        return joined[-chars:]
 
     def text(self) -> tuple[str, bool]:
         joined = "".join(self._chunks) + self._decoder.decode(b"", final=True)
@@ -105,8 +114,11 @@ async def _pump(stream: ByteReceiveStream | None, out: _Tail, eof: anyio.Event) 
 
 async def _wait_and_drain(proc: Process, out: _Tail) -> None:
     eof = anyio.Event()
+    send = LIVE_OUTPUT.get()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_pump, proc.stdout, out, eof)
+        if send is not None:
+            tg.start_soon(out.live.report, send)
         await proc.wait()
         # Leftover background children would hold the pipe open; they die with the command.
         kill_group(proc.pid, running=False)
