@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 import httpx
 import openai
+import pydantic
 import pytest
+from openai.types.responses import Response, ResponseStreamEvent
 
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 
@@ -186,3 +188,29 @@ def test_raw_stream_is_named_sse_without_a_done_line(server):
     assert blocks[0].startswith("event: response.created\ndata: {")
     assert blocks[-1].startswith("event: response.completed\n")
     assert all("[DONE]" not in block for block in blocks)
+
+
+@pytest.mark.xfail(strict=True, reason="the usage has no cache_write_tokens")
+def test_every_event_and_the_whole_response_validate_as_the_sdk_types(server):
+    stream_event: pydantic.TypeAdapter = pydantic.TypeAdapter(ResponseStreamEvent)
+    server.script(
+        Reply(thinking="hmm", text="a b", tool_calls=[FakeToolCall("ls", {"a": 1})]),
+        Reply(text="cut", stop_reason="max_tokens"),
+        Reply(text="x", stream_error="boom"),
+        Reply(text="whole", cache_tokens=(3, 2)),
+    )
+    body = {"model": "m", "input": "hi", "stream": True, "include": ["reasoning.encrypted_content"]}
+    kinds = []
+    for _ in range(3):
+        raw = httpx.post(server.openai_base_url + "/responses", json=body).text
+        for block in raw.strip().split("\n\n"):
+            kinds.append(stream_event.validate_python(json.loads(block.split("data: ", 1)[1])).type)
+    whole = httpx.post(server.openai_base_url + "/responses", json={"model": "m", "input": "hi"})
+    usage = Response.model_validate(whole.json()).usage
+
+    assert {"response.completed", "response.incomplete", "response.failed"} <= set(kinds)
+    assert usage is not None
+    assert usage.input_tokens_details.model_dump(exclude_none=True) == {
+        "cached_tokens": 3,
+        "cache_write_tokens": 2,
+    }
