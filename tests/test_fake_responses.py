@@ -190,7 +190,6 @@ def test_raw_stream_is_named_sse_without_a_done_line(server):
     assert all("[DONE]" not in block for block in blocks)
 
 
-@pytest.mark.xfail(strict=True, reason="the usage has no cache_write_tokens")
 def test_every_event_and_the_whole_response_validate_as_the_sdk_types(server):
     stream_event: pydantic.TypeAdapter = pydantic.TypeAdapter(ResponseStreamEvent)
     server.script(

@@ -630,8 +630,8 @@ def _responses_events(h: _Handler, reply: Reply, body: dict[str, Any]) -> Iterat
         error = {"code": "server_error", "message": reply.stream_error}
         yield s.event("response.failed", response=s.snapshot("failed", error=error))
         return
-    (prompt, completion), (cached, _) = reply.usage, reply.cache_tokens
-    used = wire.usage(prompt, completion, cached, len(_pieces(reply.thinking)))
+    (prompt, completion), reasoning = reply.usage, len(_pieces(reply.thinking))
+    used = wire.usage(prompt, completion, reply.cache_tokens, reasoning)
     if body.get("store", True):
         earlier = store.history(str(body.get("previous_response_id"))) or []
         store.keep(s.response["id"], [*earlier, *wire.input_items(body), *s.output])

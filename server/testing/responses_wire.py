@@ -215,13 +215,16 @@ def function_call_item(
     yield from s.item(start, deltas(), {**start, "status": "completed", "arguments": arguments})
 
 
-def usage(prompt: int, completion: int, cached: int, reasoning: int) -> dict[str, Any]:
+def usage(prompt: int, completion: int, cache: tuple[int, int], reasoning: int) -> dict[str, Any]:
+    """Input tokens count the cache's reads and writes among them, as the API counts them."""
+    cached, written = cache
+    taken = prompt + cached + written
     return {
-        "input_tokens": prompt + cached,
-        "input_tokens_details": {"cached_tokens": cached},
+        "input_tokens": taken,
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": reasoning},
-        "total_tokens": prompt + cached + completion,
+        "total_tokens": taken + completion,
     }
 
 
