@@ -156,6 +156,40 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await page.close();
     });
 
+    test("tool cards read like what they did: a command's terminal and exit code, a file excerpt with line numbers, an edit's diff with no JSON", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      await ready(p);
+      const page = p.page;
+      await p.send(live(1, { kind: "tool_call", toolCallId: "t_sh", name: "bash", title: "Run `npm test`", toolKind: "execute", input: { command: "npm test" } }));
+      await p.send(live(2, { kind: "tool_call_update", toolCallId: "t_sh", status: "in_progress", output: "2 tests passed\n" }));
+      const sh = page.locator("[data-tool-call-id=t_sh]");
+      assert.equal(await sh.locator(".terminal .command").innerText(), "$ npm test");
+      assert.equal(await sh.locator(".terminal pre.output").innerText(), "2 tests passed\n");
+      await p.send(live(3, { kind: "tool_call_update", toolCallId: "t_sh", status: "completed", output: JSON.stringify({ exitCode: 1, output: "2 tests passed\n1 failed\n", truncated: false }) }));
+      await sh.locator("details").evaluate((d) => ((d as HTMLDetailsElement).open = true));
+      assert.equal(await sh.locator(".terminal pre.output").innerText(), "2 tests passed\n1 failed\n");
+      assert.equal(await sh.locator(".terminal .exit-code").innerText(), "exit code 1");
+      assert.doesNotMatch(await sh.innerText(), /exitCode|[{}]/, "no JSON on the card");
+
+      const content = "1: # Demo\n2: \n3: A banner that needs a color.";
+      await p.send(live(4, { kind: "tool_call", toolCallId: "t_read", name: "read_file", title: "Read README.md", toolKind: "read", input: { path: "README.md" }, locations: [{ path: "/work/README.md" }] }));
+      await p.send(live(5, { kind: "tool_call_update", toolCallId: "t_read", status: "completed", output: JSON.stringify({ content, totalLines: 3, startLine: 1, endLine: 3 }) }));
+      const read = page.locator("[data-tool-call-id=t_read]");
+      await read.locator("summary").click();
+      assert.deepEqual(await read.locator(".excerpt .ln").allInnerTexts(), ["1", "2", "3"]);
+      assert.deepEqual(await read.locator(".excerpt .code-line").allTextContents(), ["# Demo", "", "A banner that needs a color."]);
+      assert.match(await read.locator(".excerpt-head").innerText(), /lines 1–3 of 3/);
+      assert.doesNotMatch(await read.innerText(), /totalLines|[{}]/);
+
+      await p.send(live(6, { kind: "tool_call", toolCallId: "t_edit", name: "edit_file", title: "Edit app.py", toolKind: "edit", input: { path: "/work/app.py", old_string: "x = 1", new_string: "x = 2" } }));
+      await p.send(live(7, { kind: "tool_call_update", toolCallId: "t_edit", status: "completed", output: '{"path": "/work/app.py", "replacements": 1}', diff: { path: "/work/app.py", oldText: "x = 1\n", newText: "x = 2\n" } }));
+      const edit = page.locator("[data-tool-call-id=t_edit]");
+      assert.deepEqual(await edit.locator(".diff-line").allInnerTexts(), ["-x = 1", "+x = 2"]);
+      assert.doesNotMatch(await edit.innerText(), /replacements|old_string|[{}]/, "the diff says it all");
+      assert.deepEqual(await p.problems(), []);
+      await page.close();
+    });
+
     test("keyboard: Enter sends, Shift+Enter adds a line, Esc cancels", async () => {
       const p = await openPanel(browser, origin, bridge);
       await ready(p);
