@@ -5,8 +5,10 @@ claude-agent-acp. The task: read notes.txt with one tool call, then answer.
 
 A cold run spawns the agent, runs the task and closes stdin: wall (spawn to exit), exit tail
 (stdin closed to exit), CPU of the process tree (user + sys, children included) and the tree's
-PSS when the answer arrived. A warm run does the task, then five more turns in the same
-session or thread (one model call each): their median wall. Peers not installed are skipped.
+PSS when the answer arrived; when its first model request left, the time from it to the second
+(the agent's own work: the fake answers at once) and its size. A warm run does the task, then
+five more turns in the same session or thread (one model call each): their median wall. Peers
+not installed are skipped.
 """
 
 from __future__ import annotations
@@ -84,13 +86,23 @@ def reaped_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_variant(v: Variant, ws: Path, log: Path, *, warm: bool) -> dict[str, float]:
+def run_variant(
+    v: Variant, ws: Path, log: Path, fake: FakeModelServer, *, warm: bool
+) -> dict[str, float]:
+    seen: list[tuple[float, int]] = []
+    fake.script(*(replies(ws, seen) for _ in range(20)))
     cpu0 = reaped_cpu_s()
     process = Process(v.cmd, v.env, ws, log)
     try:
-        return measured(v.name, process, v.door(process, ws), warm=warm, cpu0=cpu0)
+        figures = measured(v.name, process, v.door(process, ws), warm=warm, cpu0=cpu0)
     finally:
         process.kill()
+        fake._queue.clear()
+    (asked, size), (answered, _) = seen[0], seen[1]
+    figures["first_request_s"] = asked - process.started
+    figures["tool_step_s"] = answered - asked  # the fake answers at once: the agent's own work
+    figures["prompt_kb"] = size / 1024
+    return figures
 
 
 def measured(
@@ -194,7 +206,17 @@ PAIRS = (
     ("agentls_stream_json", "claude_stream_json"),
     ("agentls_acp", "claude_agent_acp"),
 )
-COLD_FIGURES = ("wall_s", "cpu_s", "pss_mb", "exit_tail_s", "answer_s", "exits_at_eof")
+COLD_FIGURES = (
+    "wall_s",
+    "cpu_s",
+    "pss_mb",
+    "exit_tail_s",
+    "answer_s",
+    "exits_at_eof",
+    "first_request_s",
+    "tool_step_s",
+    "prompt_kb",
+)
 WARM_VARIANTS = ("agentls_serve", "agentls_serve_openai", "codex_app_server")
 
 
@@ -230,9 +252,7 @@ def run(size: str = "full") -> dict[str, float]:
         for n in range(rounds + (0 if size == "tiny" else 1)):
             for v in chosen:
                 for warm in kinds(v.name, size):
-                    fake.script(*(replies(ws) for _ in range(20)))
-                    figures = run_variant(v, ws, log, warm=warm)
-                    fake._queue.clear()
+                    figures = run_variant(v, ws, log, fake, warm=warm)
                     if n or size == "tiny":  # round 0 of a full run warms the caches
                         runs.setdefault(v.name + ("_warm" if warm else ""), []).append(figures)
         if fake.refusals:

@@ -6,6 +6,8 @@ asked a WARM prompt, it answers at once (one model call).
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,11 +60,18 @@ def read_call(names: set[str], ws: Path) -> FakeToolCall:
     raise ValueError(f"no file tool among {sorted(names)}")
 
 
-def replies(ws: Path) -> Callable[[dict[str, Any]], Reply]:
+def replies(
+    ws: Path, seen: list[tuple[float, int]] | None = None
+) -> Callable[[dict[str, Any]], Reply]:
+    """The fake's answer to each request; `seen` collects when each agent request (one with
+    tools) arrived and its size in bytes."""
+
     def reply(body: dict[str, Any]) -> Reply:
         names = _tool_names(body)
         if not names:
             return Reply(text="ok")  # side requests (titles, summaries)
+        if seen is not None:
+            seen.append((time.perf_counter(), len(json.dumps(body))))
         entries = conversation(body)
         asked = max(
             (
