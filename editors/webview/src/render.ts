@@ -3,6 +3,7 @@
 import { append, h, icon, ICONS, type Child } from "./dom";
 import { askView } from "./ask";
 import { highlight } from "./highlight";
+import { inputView, outputView } from "./toolviews";
 import { parseMarkdown, type Block, type Inline } from "./markdown";
 import { diffBlock, fileLink, pre, section, type Actions } from "./parts";
 import {
@@ -133,19 +134,6 @@ export function displayPath(path: string, cwd?: string): string {
   return parts.length > 4 ? `…/${parts.slice(-3).join("/")}` : path;
 }
 
-function outputText(item: ToolItem): string | undefined {
-  if (!item.output) return undefined;
-  if (item.name === "ask_user_question") {
-    try {
-      const value = JSON.parse(item.output) as { summary?: string };
-      if (typeof value.summary === "string") return value.summary;
-    } catch {
-      /* shown as is */
-    }
-  }
-  return item.output;
-}
-
 function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement {
   const status = item.note && item.status !== "in_progress" ? "note" : item.status;
   const statusWord = item.ask ? "needs you" : status === "note" ? "no answer" : (STATUS_WORDS[item.status] ?? item.status);
@@ -157,17 +145,15 @@ function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement 
     h("span", { class: "tool-title" }, item.title),
     h("span", { class: `status status-${status}`, "aria-label": `status: ${statusWord}` }, statusWord),
   );
-  const input = JSON.stringify(item.input, null, 2);
-  const output = outputText(item);
   const body = h(
     "div",
     { class: "tool-body" },
     item.ask ? askView(item, item.ask, actions) : null,
     item.permission && !item.ask ? h("div", { class: `permission permission-${item.permission}` }, `Permission: ${permissionWords(item.permission)}`) : null,
     item.note ? h("div", { class: "note benign", role: "note" }, item.note) : null,
-    input !== "{}" && !item.ask ? section("Input", pre(input)) : null,
+    inputView(item, actions),
     diffView(item, actions),
-    output !== undefined ? section(item.status === "in_progress" ? "Output (live)" : "Output", pre(output, "output")) : null,
+    outputView(item),
     item.status === "denied" ? section("Not run", h("p", { class: "denied-text" }, deniedText(item.error, item.permission))) : null,
     item.error && !item.note && item.status !== "denied" ? section("Error", pre(item.error, "error-text")) : null,
     item.locations.some((l) => l.path !== item.diff?.path)

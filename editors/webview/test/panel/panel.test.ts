@@ -117,7 +117,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await p.send(live(6, { kind: "tool_call_update", toolCallId: "sh1", status: "in_progress", output: "line 1\n" }));
       const card = page.locator("[data-tool-call-id=sh1]");
       assert.equal(await card.locator("details").getAttribute("open"), "", "a running shell card shows its output");
-      assert.match(await card.locator(".section").last().innerText(), /OUTPUT \(LIVE\)\s+line 1/i);
+      assert.match(await card.locator(".section").last().innerText(), /OUTPUT \(LIVE\)\s+\$ make test\s+line 1/i);
       await p.send(live(7, { kind: "tool_call_update", toolCallId: "sh1", status: "in_progress", output: "line 1\nline 2\n" }));
       assert.equal(await card.locator("pre.output").innerText(), "line 1\nline 2\n");
       await p.send(live(8, { kind: "tool_call_update", toolCallId: "sh1", status: "completed", output: "line 1\nline 2\nok\n" }));
