@@ -223,3 +223,43 @@ test("a permission request of another session, or with no session, is cancelled 
   assert.deepEqual(await controller.requestPermission({ ...permissionParams(), sessionId: "other" }, cancellation()), { outcome: { outcome: "cancelled" } });
   assert.equal(posted.filter((m) => m.type === "permissionRequest").length, 0);
 });
+
+const NO_PROVIDER = "no model provider configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, DEEPSEEK_API_KEY (or another provider's key), choose one with --provider (config key llm.provider), or install the embedded local model";
+
+test("no model provider: the panel is asked to set one up, also when it opens after the failure", async () => {
+  const { conn, posted, controller } = setup();
+  conn.handlers["session/new"] = () => {
+    throw Object.assign(new Error(NO_PROVIDER), { code: ErrorCode.ProviderUnavailable });
+  };
+  await controller.onServerState("ready");
+  assert.deepEqual(posted.at(-1), { type: "setup", detail: NO_PROVIDER });
+  posted.length = 0;
+  await controller.handlePanel({ type: "ready" });
+  assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "setup", detail: NO_PROVIDER }]);
+  conn.handlers["session/new"] = () => SESSION;
+  await controller.onServerState("ready");
+  posted.length = 0;
+  await controller.handlePanel({ type: "ready" });
+  assert.deepEqual(posted.map((m) => m.type), ["server", "session"], "set up now: no setup card any more");
+});
+
+test("a session that could not start is said when the panel opens after the failure", async () => {
+  const { conn, posted, controller } = setup();
+  conn.handlers["session/new"] = () => {
+    throw new Error("the data directory is read-only");
+  };
+  await controller.onServerState("ready");
+  posted.length = 0;
+  await controller.handlePanel({ type: "ready" });
+  assert.deepEqual(posted.at(-1), { type: "error", message: "Could not start a session: the data directory is read-only" });
+});
+
+test("the panel's setup buttons reach the host", async () => {
+  const conn = new FakeConnection();
+  const asked: string[] = [];
+  const host = { cwd: () => "/work", settings: () => ({}), openFile: () => {}, openLink: () => {}, copy: () => {}, log: () => {}, setupProvider: (how: string) => asked.push(how) };
+  const controller = new SessionController(conn, { post: () => {} }, host);
+  await controller.handlePanel({ type: "setupProvider", how: "key" });
+  await controller.handlePanel({ type: "setupProvider", how: "local" });
+  assert.deepEqual(asked, ["key", "local"]);
+});

@@ -343,6 +343,26 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       await page.close();
     });
 
+    test("first run with no model: the panel says so in words and offers a key or the local model", async () => {
+      const p = await openPanel(browser, origin, bridge);
+      const page = p.page;
+      await p.send({ type: "server", state: "ready" });
+      await p.send({ type: "setup", detail: "no model provider configured: set ANTHROPIC_API_KEY, … choose one with --provider (config key llm.provider)" });
+      assert.equal(await page.locator("#status").innerText(), "No model set up");
+      const card = page.getByRole("region", { name: "Set up a model" });
+      assert.match(await card.innerText(), /agentls needs a model to talk to/);
+      assert.doesNotMatch(await card.locator(".setup-text").innerText(), /--provider|llm\.provider/, "no command-line talk in the words");
+      assert.ok(await page.getByRole("button", { name: "Send" }).isDisabled());
+      await card.getByRole("button", { name: "Enter an API key…" }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "setupProvider", how: "key" });
+      await card.getByRole("button", { name: /Use the embedded local model/ }).click();
+      assert.deepEqual((await p.sent()).at(-1), { type: "setupProvider", how: "local" });
+      await p.send({ type: "session", session: SESSION });
+      assert.equal(await page.getByRole("region", { name: "Set up a model" }).count(), 0);
+      assert.ok(await page.getByRole("button", { name: "Send" }).isEnabled());
+      await page.close();
+    });
+
     test("server restarts are shown and block sending until a session exists", async () => {
       const p = await openPanel(browser, origin, bridge);
       const page = p.page;
