@@ -94,12 +94,17 @@ def run_once(
     return elapsed
 
 
+def peer_binary() -> str | None:
+    """The Claude Code CLI the 20-step task runs against (None when not installed)."""
+    return claude_binary()
+
+
 def run(size: str = "full") -> dict[str, float]:
     return {**peer_doors.run(size), **twenty_steps(size)}
 
 
 def twenty_steps(size: str) -> dict[str, float]:
-    binary = claude_binary()
+    binary = peer_binary()
     if binary is None:
         print("peer: no Claude Code binary installed; skipped", file=sys.stderr)
         return {}
