@@ -213,3 +213,19 @@ def test_every_event_and_the_whole_response_validate_as_the_sdk_types(server):
         "cached_tokens": 3,
         "cache_write_tokens": 2,
     }
+
+
+def test_a_wrong_key_is_refused_as_openai_refuses_it():
+    with (
+        FakeModelServer(api_key="sk-right-key") as fake,
+        openai.OpenAI(base_url=fake.openai_base_url, api_key="sk-wrong-key", max_retries=0) as bad,
+        pytest.raises(openai.AuthenticationError) as refused,
+    ):
+        bad.responses.create(model="gpt-test", input="hi", stream=True)
+    assert refused.value.body == {
+        "message": "Incorrect API key provided: sk-*****-key. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        "type": "authentication_error",
+        "param": None,
+        "code": "invalid_api_key",
+    }
