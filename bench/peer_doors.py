@@ -217,14 +217,11 @@ COLD_FIGURES = (
     "tool_step_s",
     "prompt_kb",
 )
-WARM_VARIANTS = ("agentls_serve", "agentls_serve_openai", "codex_app_server")
 
 
-def kinds(name: str, size: str) -> tuple[bool, ...]:
-    """Which runs a variant gets each round: cold, and warm too where warm turns are compared
-    (at tiny size only the warm one, which covers both paths)."""
-    if name not in WARM_VARIANTS:
-        return (False,)
+def kinds(size: str) -> tuple[bool, ...]:
+    """The runs each variant gets a round: a cold one and a warm one (at tiny size only the
+    warm one, which goes through both paths)."""
     return (True,) if size == "tiny" else (False, True)
 
 
@@ -251,7 +248,7 @@ def run(size: str = "full") -> dict[str, float]:
         log = home / "stderr.log"
         for n in range(rounds + (0 if size == "tiny" else 1)):
             for v in chosen:
-                for warm in kinds(v.name, size):
+                for warm in kinds(size):
                     figures = run_variant(v, ws, log, fake, warm=warm)
                     if n or size == "tiny":  # round 0 of a full run warms the caches
                         runs.setdefault(v.name + ("_warm" if warm else ""), []).append(figures)
