@@ -105,6 +105,14 @@ def file_has(path: str, present: str, absent: str | None = None) -> Check:
     return check
 
 
+def file_has_all(path: str, *present: str) -> Check:
+    def check(_answer: str, ws: Path) -> bool:
+        text = (ws / path).read_text() if (ws / path).is_file() else ""
+        return all(p in text for p in present)
+
+    return check
+
+
 def last_line_is(path: str, line: str) -> Check:
     def check(_answer: str, ws: Path) -> bool:
         lines = (ws / path).read_text().splitlines() if (ws / path).is_file() else []
@@ -198,7 +206,9 @@ TASKS = [
     Task(
         "edit",
         "In src/ledger/accounts.py, change the TODO comment to say 'handle refunds later'.",
-        file_has("src/ledger/accounts.py", "handle refunds later"),
+        file_has_all(
+            "src/ledger/accounts.py", "    # TODO: handle refunds later", "return Account("
+        ),
     ),
     Task("missing", "Read notes/missing.txt and tell me its first line.", not_found),
     Task("missing", "What is in the file docs/api.md?", not_found),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from server.providers import local_ground as ground
 from server.providers import local_plan, local_results
+from server.providers.local_schema import answer_branch
 from server.providers.messages import (
     Message,
     ModelRequest,
@@ -21,6 +22,7 @@ from server.providers.messages import (
 from tests.test_provider_local import READ, ScriptedRuntime, collect, context, sent_schema
 
 EDIT = ToolSpec("edit_file", "Replace a string.", {"type": "object", "properties": {}})
+GREP = ToolSpec("grep", "Search file contents.", {"type": "object", "properties": {}})
 LINES = ["[server]", "    port = 80", "    host = a", "    port = 80"]
 
 
@@ -43,12 +45,12 @@ def after_edit_read(ws: Path) -> list[Message]:
 async def test_after_an_edit_reads_its_file_the_model_picks_one_of_its_lines(
     tmp_path: Path,
 ) -> None:
-    runtime = ScriptedRuntime('{"replace": "    host = a", "with": "host = b"}')
+    runtime = ScriptedRuntime('{"new_line": "host = b", "replaces": "host = a"}')
     req = collect_request(after_edit_read(tmp_path))
     events = await collect(runtime, req)
     assert sent_schema(runtime) == local_plan.edit_schema(LINES)
-    choices = sent_schema(runtime)["anyOf"][0]["properties"]["replace"]["enum"]
-    assert choices == ["[server]", "    port = 80", "    host = a"]
+    choices = sent_schema(runtime)["anyOf"][0]["properties"]["replaces"]["enum"]
+    assert choices == ["[server]", "port = 80", "host = a"]
     calls = [e.call for e in events if isinstance(e, ToolCallReady)]
     assert [(c.name, c.arguments) for c in calls] == [
         (
@@ -56,7 +58,7 @@ async def test_after_an_edit_reads_its_file_the_model_picks_one_of_its_lines(
             {"path": "app.ini", "old_string": "    host = a", "new_string": "    host = b"},
         )
     ]
-    assert local_plan.step_of(calls[0]) == {"replace": "    host = a", "with": "    host = b"}
+    assert local_plan.step_of(calls[0]) == {"new_line": "host = b", "replaces": "host = a"}
 
 
 async def test_an_appended_line_follows_the_shortest_unique_tail(tmp_path: Path) -> None:
@@ -173,3 +175,79 @@ def test_a_definition_is_searched_for_with_the_words_that_define_names() -> None
     for line in ("a = Account()", "# Accounts", "def AccountSet():"):
         assert not re.search(pattern, line), line
     assert local_plan.step_of(call) == {"task": "find_definition", "name": "Account"}
+
+
+async def test_a_call_copying_the_examples_is_refused_and_the_answer_taken_instead() -> None:
+    call = local_plan.to_call({"task": "read", "path": "docs/api.md"})
+    messages = [
+        Message("user", [TextPart("What is in the file docs/api.md?")]),
+        Message("assistant", [call]),
+        Message("tool", [ToolResultPart(call.id, "read_file", "Permission denied", is_error=True)]),
+    ]
+    runtime = ScriptedRuntime(
+        '{"task": "find_text", "text": "FROST_LIMIT"}',
+        '{"answer": "There is no file docs/api.md."}',
+    )
+    req = ModelRequest(model="m", system="", messages=messages, tools=[READ, EDIT, GREP])
+    events = await collect(runtime, req)
+    assert not any(isinstance(e, ToolCallReady) for e in events)
+    assert sent_schema(runtime) != answer_branch()
+    assert "comes from the worked example" in runtime.bodies[1]["messages"][-1]["content"]
+    assert sent_schema(runtime, 1) == answer_branch()
+    assert answer_of(events) == "There is no file docs/api.md."
+
+
+async def test_the_first_look_at_a_request_naming_a_file_is_at_that_file(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    runtime = ScriptedRuntime('{"task": "read", "path": "run.sh"}')
+    messages = [Message("user", [TextPart("What does run.sh do?")]), context(str(tmp_path))]
+    await collect(
+        runtime, ModelRequest(model="m", system="", messages=messages, tools=[READ, GREP])
+    )
+    offered = [k.name for k in local_plan.offered([READ, GREP])]
+    assert {"find_definition", "find_text", "outline"} <= set(offered)
+    path_kinds = [k for k in local_plan.offered([READ, GREP]) if k.name in local_plan.PATH_KINDS]
+    assert sent_schema(runtime) == local_plan.plan_schema(path_kinds, answer=False)
+
+
+def test_a_definition_is_sought_by_a_name_never_a_file_name() -> None:
+    (kind,) = [k for k in local_plan.KINDS if k.name == "find_definition"]
+    pattern = local_plan.kind_branch(kind)["properties"]["name"]["pattern"]
+    assert re.fullmatch(pattern.strip("^$"), "load_csv")
+    assert not re.fullmatch(pattern.strip("^$"), "release.sh")
+
+
+async def test_a_named_file_that_is_not_there_is_answered_at_once() -> None:
+    call = local_plan.to_call({"task": "read", "path": "docs/api.md"})
+    missing = ToolResultPart(call.id, "read_file", "File not found: docs/api.md", is_error=True)
+    messages = [
+        Message("user", [TextPart("What is in the file docs/api.md?")]),
+        Message("assistant", [call]),
+        Message("tool", [missing]),
+    ]
+    runtime = ScriptedRuntime('{"answer": "There is no file docs/api.md."}')
+    events = await collect(runtime, collect_request(messages))
+    assert sent_schema(runtime) == answer_branch()
+    assert answer_of(events) == "There is no file docs/api.md."
+
+
+def test_a_one_line_edit_replaces_the_line_it_resembles_unless_the_request_names_another() -> None:
+    lines = ["def open(name):", "    return Box(name)", "    # TODO: refunds"]
+    step = {"new_line": "# TODO: refunds later", "replaces": "return Box(name)"}
+    call = local_plan.edit_call("a.py", lines, step, request="Make the TODO say refunds later.")
+    assert call.arguments["old_string"] == "    # TODO: refunds"
+    assert call.arguments["new_string"] == "    # TODO: refunds later"
+    named = local_plan.edit_call("a.py", lines, step, request="Replace return Box(name).")
+    assert named.arguments["old_string"] == "    return Box(name)"
+
+
+def test_a_rewritten_line_keeps_the_indentation_comment_marker_and_quotes_of_the_old() -> None:
+    lines = ["    # TODO: refunds", 'NAME = "a"', "    x = 1"]
+
+    def rewritten(new: str, old: str) -> str:
+        step = {"new_line": new, "replaces": old}
+        return local_plan.edit_call("a.py", lines, step, request=old).arguments["new_string"]
+
+    assert rewritten("TODO: refunds later", "# TODO: refunds") == "    # TODO: refunds later"
+    assert rewritten("NAME = 'b'", 'NAME = "a"') == 'NAME = "b"'
+    assert rewritten("x = 2", "x = 1") == "    x = 2"

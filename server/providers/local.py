@@ -150,27 +150,29 @@ class LocalProvider:
         turn = local_turn.current(request.messages, local_prompt.workspace(request.messages))
         messages = self._messages(runtime, request, tools)
         step = _Generation(self, runtime, request, messages, live=not turn.calls)
-        kinds = local_plan.offered(tools) if len(turn.calls) < MAX_CALLS else []
+        done = len(turn.calls) >= MAX_CALLS or turn.missed_named_path()
+        kinds = [] if done else local_plan.offered(tools)
         pending = turn.pending_edit() if kinds else None
         # A request about the project is answered from a look at it, not from what the model
-        # imagines it holds: no answer before a call has succeeded.
+        # imagines it holds: no answer before a call has succeeded. A request naming a file is
+        # about that file: the first look is at it, not a search.
         look_first = (
             bool(kinds) and not turn.looked and local_turn.about_project(turn.request, turn.cwd)
         )
+        if look_first and local_turn.names_a_file(turn.request, turn.cwd):
+            kinds = [k for k in kinds if k.name in local_plan.PATH_KINDS] or kinds
         if pending:
             first = local_plan.edit_schema(pending[1])
         else:
             first = local_plan.plan_schema(kinds, answer=not look_first)
         async for event in step.run(first):
             yield event
-        call = _call(step.value, pending)
-        if call is not None and turn.repeats(call):
-            others = [k for k in kinds if k.name != local_plan.kind_of(call)] if look_first else []
-            nudge = local_prompt.NUDGE_OTHER if others else local_prompt.NUDGE
-            retry = local_plan.plan_schema(others, answer=False) if others else answer_branch()
+        call = _call(step.value, pending, turn.request)
+        nudge, retry = self._refusal(call, turn, kinds, tools, look_first, first)
+        if nudge:
             async for event in step.again(nudge, retry):
                 yield event
-            call = _call(step.value, pending)
+            call = _call(step.value, pending, turn.request)
         if call is not None:
             yield ToolCallReady(call)
             yield Finish("tool_use", step.usage)
@@ -179,6 +181,32 @@ class LocalProvider:
             async for event in self._grounded(step, turn, tools):
                 yield event
         yield Finish(_FINISH.get(step.finish or "", "other"), step.usage)
+
+    def _refusal(
+        self,
+        call: ToolCallPart | None,
+        turn: local_turn.Turn,
+        kinds: list[local_plan.Kind],
+        tools: list[Any],
+        look_first: bool,
+        first: dict[str, Any],
+    ) -> tuple[str, dict[str, Any]]:
+        """Why a call is not made (a repeat, or text of the worked examples) and the step to
+        take instead; ("", {}) when it is made."""
+        if call is None:
+            return "", {}
+        if turn.repeats(call):
+            others = [k for k in kinds if k.name != local_plan.kind_of(call)] if look_first else []
+            if others:
+                return local_prompt.NUDGE_OTHER, local_plan.plan_schema(others, answer=False)
+            return local_prompt.NUDGE, answer_branch()
+        phrases = ground.example_phrases(local_prompt.example(tools))
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        copied = ground.copied_example(arguments, turn.evidence(), phrases)
+        if copied:
+            nudge = local_prompt.NUDGE_EXAMPLE.format(text=copied)
+            return nudge, answer_branch() if turn.calls else first
+        return "", {}
 
     async def _grounded(
         self, step: _Generation, turn: local_turn.Turn, tools: list[Any]
@@ -302,11 +330,13 @@ def _parse(reply: _Reply, text: str) -> dict[str, Any]:
     return {"answer": text} if text.strip() else {}
 
 
-def _call(value: dict[str, Any], pending: tuple[str, list[str]] | None) -> ToolCallPart | None:
+def _call(
+    value: dict[str, Any], pending: tuple[str, list[str]] | None, request: str
+) -> ToolCallPart | None:
     if value.get("task") in local_plan.BY_NAME:
         return local_plan.to_call(value)
-    if pending and ("replace" in value or "append" in value):
-        return local_plan.edit_call(pending[0], pending[1], value)
+    if pending and ("replaces" in value or "append" in value):
+        return local_plan.edit_call(pending[0], pending[1], value, request=request)
     return None
 
 

@@ -40,6 +40,15 @@ def _grep(pattern: str, matches: list[tuple[str, int, str]]) -> Result:
 
 
 GUIDE = ["# Growing guide", "Keep the soil damp.", "## Seedlings", "Sow in March.", "## Harvest"]
+ALERTS = [
+    '"""Frost warnings for the greenhouse sensors."""',
+    "",
+    "FROST_LIMIT = -2",
+    "",
+    "def check(reading):",
+    "    if reading < FROST_LIMIT:",
+    '        send("frost warning")',
+]
 SETTINGS = ["[watering]", "interval = 30", 'unit = "minutes"']
 
 SHOTS = [
@@ -87,6 +96,24 @@ SHOTS = [
         "tests/test_alerts.py (line 5).",
     ),
     Shot(
+        "What does greenhouse/care.py contain in terms of code?",
+        [
+            (
+                {"task": "outline", "path": "greenhouse/care.py"},
+                _grep(
+                    "",
+                    [
+                        ("greenhouse/care.py", 3, "class Bed:"),
+                        ("greenhouse/care.py", 12, "def water_plant(bed, litres):"),
+                        ("greenhouse/care.py", 20, "def prune(bed):"),
+                    ],
+                ),
+            )
+        ],
+        "greenhouse/care.py defines 1 class, Bed (line 3), and 2 functions, water_plant "
+        "(line 12) and prune (line 20).",
+    ),
+    Shot(
         "Count the headings in docs/guide.md and quote its fourth line.",
         [({"task": "read", "path": "docs/guide.md"}, _read("docs/guide.md", GUIDE))],
         'docs/guide.md has 3 headings: "# Growing guide", "## Seedlings" and "## Harvest". '
@@ -100,7 +127,7 @@ SHOTS = [
                 _read("greenhouse/settings.toml", SETTINGS),
             ),
             (
-                {"replace": "interval = 30", "with": "interval = 45"},
+                {"new_line": "interval = 45", "replaces": "interval = 30"},
                 ("edit_file", {"path": "greenhouse/settings.toml"}, '{"replacements": 1}'),
             ),
         ],

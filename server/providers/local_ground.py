@@ -10,6 +10,7 @@ gets what was found and the advice to use a cloud model, not an invention.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -43,12 +44,25 @@ def example_phrases(shots: list[dict[str, str]]) -> set[str]:
     results and what their answers quote."""
     phrases: set[str] = set()
     for turn in shots:
+        if turn["role"] == "assistant":
+            phrases.update(_step_values(turn["content"]))
         content = re.sub(r"^\d+: ", "", turn["content"], flags=re.MULTILINE)
         phrases.update(_PATH.findall(content))
         phrases.update(q for groups in _QUOTED.findall(content) for q in groups if q)
         if turn["role"] == "user" and content.startswith("<tool_response>"):
             phrases.update(line.strip() for line in content.splitlines()[1:-1])
     return {p for p in phrases if len(p) >= 6 and not p.startswith(("<", "{"))}
+
+
+def _step_values(content: str) -> list[str]:
+    """What a step of the examples fills in (names, texts, paths), its answer aside."""
+    try:
+        step = json.loads(content)
+    except ValueError:
+        return []
+    if not isinstance(step, dict):
+        return []
+    return [v for k, v in step.items() if k not in ("task", "answer") and isinstance(v, str)]
 
 
 def copied_example(answer: str, evidence: Evidence, phrases: set[str]) -> str | None:

@@ -6,7 +6,7 @@ of the last call it saw. So each step is one of
 
     {"task": "find_definition", "name": "load_csv"}   -> grep for its definition
     {"task": "edit", "path": "a.ini"}                  -> read_file, then an edit step:
-    {"replace": "<one of the file's lines>", "with": "<the new line>"} or {"append": "<line>"}
+    {"new_line": "<the new line>", "replaces": "<one of the file's lines>"} or {"append": "<line>"}
     {"answer": "..."}
 
 and the project writes the call. A call's id names its kind (`local_<kind>_<hex>`), so the
@@ -15,6 +15,7 @@ conversation can show the model its own steps again and the next step can follow
 
 from __future__ import annotations
 
+import difflib
 import re
 import uuid
 from collections.abc import Callable
@@ -37,6 +38,7 @@ class Kind:
     tool: str
     fields: tuple[str, ...]
     summary: str
+    """what the task gives, as the model is told"""
     call: Callable[[dict[str, str]], dict[str, Any]]
     step: Callable[[dict[str, Any]], dict[str, str] | None]
     needs: tuple[str, ...] = ()
@@ -56,6 +58,9 @@ def definition_pattern(name: str) -> str:
     return rf"\b(?:{DEFINITION_WORDS})\s+{name}\b|^\s*{name}\s*[:=]"
 
 
+OUTLINE_PATTERN = rf"^\s*(?:export\s+|async\s+|pub\s+)*(?:{DEFINITION_WORDS})\s+\w+"
+
+
 def _definition_name(arguments: dict[str, Any]) -> dict[str, str] | None:
     pattern = str(arguments.get("pattern", ""))
     prefix = rf"\b(?:{DEFINITION_WORDS})\s+"
@@ -73,7 +78,7 @@ KINDS = (
         "list",
         "list_dir",
         ("path",),
-        "the files and folders in a folder",
+        'the files and folders in a folder ("." is the top folder of the project)',
         lambda a: {"path": a["path"] or "."},
         _path,
     ),
@@ -92,6 +97,14 @@ KINDS = (
         "every line of the project that contains a word or text",
         lambda a: {"pattern": escape(a["text"]), "caseSensitive": False},
         lambda a: {"text": unescape(str(a.get("pattern", "")))},
+    ),
+    Kind(
+        "outline",
+        "grep",
+        ("path",),
+        "the functions and classes a file defines, with their lines",
+        lambda a: {"pattern": OUTLINE_PATTERN, "path": a["path"]},
+        lambda a: _path(a) if a.get("pattern") == OUTLINE_PATTERN else None,
     ),
     Kind("read", "read_file", ("path",), "a file's lines, numbered", lambda a: dict(a), _path),
     Kind(
@@ -128,9 +141,16 @@ def offered(tools: list[ToolSpec]) -> list[Kind]:
     return [k for k in KINDS if k.tool in names and names.issuperset(k.needs)]
 
 
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+PATH_KINDS = ("outline", "read", "edit", "write", "run")
+"""the kinds that look at one file the request names"""
+
+
 def kind_branch(kind: Kind) -> dict[str, Any]:
     properties: dict[str, Any] = {"task": {"const": kind.name}}
     properties.update({f: {"type": "string", "minLength": 1} for f in kind.fields})
+    if kind.name == "find_definition":  # a name, never a file: "release.sh" is read, not sought
+        properties["name"] = {"type": "string", "pattern": IDENTIFIER}
     return {
         "type": "object",
         "properties": properties,
@@ -189,11 +209,13 @@ EDIT_KINDS = ("replace", "append")
 
 
 def edit_schema(lines: list[str]) -> dict[str, Any]:
-    """Replace one of the file's lines (exactly as it is), add a line at its end, or answer."""
-    choices = list(dict.fromkeys(line for line in lines if line.strip()))
+    """Replace one of the file's lines, add a line at its end, or answer. Lines are offered
+    without their indentation, which a small model does not reproduce (it is put back)."""
+    choices = list(dict.fromkeys(line.strip() for line in lines if line.strip()))
     branches: list[dict[str, Any]] = []
     if choices:
-        branches.append(_object({"replace": {"enum": choices}, "with": {"type": "string"}}))
+        # The new line first: the line it replaces is then chosen knowing what it becomes.
+        branches.append(_object({"new_line": {"type": "string"}, "replaces": {"enum": choices}}))
     branches.append(_object({"append": {"type": "string", "minLength": 1}}))
     branches.append(answer_branch())
     return {"anyOf": branches}
@@ -208,25 +230,54 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def edit_call(path: str, lines: list[str], step: dict[str, Any]) -> ToolCallPart:
+def edit_call(
+    path: str, lines: list[str], step: dict[str, Any], *, request: str = ""
+) -> ToolCallPart:
     """The edit_file call for a replace or append step on the file read as `lines`."""
-    if "replace" in step:
-        old = str(step["replace"])
-        new = _indented(str(step.get("with", "")), like=old)
+    if "replaces" in step:
+        wanted = str(step.get("new_line", ""))
+        chosen = _replaced(str(step["replaces"]).strip(), wanted.strip(), lines, request)
+        old = next((line for line in lines if line.strip() == chosen), chosen)
+        new = _in_style(wanted, like=old)
         return ToolCallPart(call_id("replace"), "edit_file", _edit(path, old, new))
     added = str(step["append"]).rstrip("\n")
     tail = _unique_tail(lines)
     return ToolCallPart(call_id("append"), "edit_file", _edit(path, tail, f"{tail}\n{added}"))
 
 
+def _replaced(chosen: str, new: str, lines: list[str], request: str) -> str:
+    """The line a one-line edit replaces: the model's choice, unless it is unlike the new line
+    and not named in the request while another line is much like it (a small model often
+    picks a neighbour of the line it means)."""
+    if chosen.lower() in request.lower() or _likeness(chosen, new) >= 0.5:
+        return chosen
+    best = max((line.strip() for line in lines if line.strip()), key=lambda s: _likeness(s, new))
+    return best if _likeness(best, new) >= 0.6 else chosen
+
+
+def _likeness(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
 def _edit(path: str, old: str, new: str) -> dict[str, Any]:
     return {"path": path, "old_string": old, "new_string": new}
 
 
-def _indented(new: str, *, like: str) -> str:
-    """A small model drops the line's indentation when it rewrites it."""
-    indent = like[: len(like) - len(like.lstrip())]
-    return new if new.startswith(indent) or not new.strip() else indent + new.lstrip()
+COMMENT_MARKERS = ("#", "//", "--", ";")
+
+
+def _in_style(new: str, *, like: str) -> str:
+    """The new line written the way the line it replaces is: a small model drops the
+    indentation and the comment marker, and swaps the kind of quotes, when it rewrites a line."""
+    if not new.strip():
+        return new
+    body, old = new.strip(), like.strip()
+    marker = next((m for m in COMMENT_MARKERS if old.startswith(m)), "")
+    if marker and not body.startswith(marker):
+        body = f"{marker} {body}"
+    if '"' in old and "'" not in old and "'" in body and '"' not in body:
+        body = body.replace("'", '"')
+    return like[: len(like) - len(like.lstrip())] + body
 
 
 def _unique_tail(lines: list[str]) -> str:
@@ -243,4 +294,4 @@ def _edit_step(kind: str, arguments: dict[str, Any]) -> dict[str, Any]:
     old, new = str(arguments.get("old_string", "")), str(arguments.get("new_string", ""))
     if kind == "append" and new.startswith(old + "\n"):
         return {"append": new[len(old) + 1 :]}
-    return {"replace": old, "with": new}
+    return {"new_line": new.strip(), "replaces": old.strip()}

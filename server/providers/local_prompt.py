@@ -38,13 +38,17 @@ To answer the user: {{"answer": <text>}}. State only the names, lines and number
 results (in <tool_response></tool_response> tags) show; when they do not show what was asked, \
 say what you found and that you could not find the rest.
 
-After an edit task's file is shown, reply {{"replace": <one of its lines, exactly>, "with": \
-<the new line>}} or {{"append": <a line to add at its end>}}."""
+After an edit task's file is shown, reply {{"new_line": <the line as it must become>, \
+"replaces": <the line of the file it replaces>}} or {{"append": <a line to add at its end>}}."""
 NUDGE = (
     "You already did that and its result is above. Do not do it again: answer now with "
-    '{{"answer": ...}}.'
+    '{"answer": ...}.'
 )
 NUDGE_OTHER = "You already did that and it did not work. Take a different task."
+NUDGE_EXAMPLE = (
+    '"{text}" comes from the worked example, not from this request. Take the task this '
+    "request needs, or answer with what the results above show."
+)
 RESULT_OPEN, RESULT_CLOSE = "<tool_response>", "</tool_response>"
 OMITTED = "[result omitted to fit the context window]"
 STUB = f"{RESULT_OPEN}\n{OMITTED}\n{RESULT_CLOSE}"

@@ -21,6 +21,7 @@ _PROJECT_WORDS = re.compile(
 )
 _IDENTIFIER = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}_\w+)\b")
 _NUMBERED = re.compile(r"^\d+: ?(.*)$")
+WRITES = ("edit_file", "write_file")
 
 
 @dataclass
@@ -38,6 +39,22 @@ class Turn:
     def repeats(self, call: ToolCallPart) -> bool:
         return any(c.name == call.name and c.arguments == call.arguments for c in self.calls)
 
+    def missed_named_path(self) -> bool:
+        """Whether the last call found that a path the request names does not exist: there is
+        nothing more to look at, and the answer says so."""
+        if not self.calls:
+            return False
+        call = self.calls[-1]
+        result = self.results.get(call.id)
+        path = str(call.arguments.get("path", "")).strip("./")
+        return bool(
+            result is not None
+            and result.is_error
+            and "not found" in result.content.lower()
+            and path
+            and path in self.request
+        )
+
     def pending_edit(self) -> tuple[str, list[str]] | None:
         """The path and lines of the file an edit task has just read, if that was the last call."""
         if not self.calls or local_plan.kind_of(self.calls[-1]) != "edit":
@@ -54,12 +71,16 @@ class Turn:
         return str(call.arguments.get("path", "")), lines
 
     def evidence(self) -> Evidence:
+        """The request and the results; not the calls, which may be the model's own guesses,
+        except for what a successful edit wrote (it is in the file now)."""
         texts = [self.request]
         for call in self.calls:
-            texts.append(json.dumps(call.arguments, ensure_ascii=False))
             result = self.results.get(call.id)
-            if result is not None:
-                texts += [result.content, self._shown(call, result)]
+            if result is None:
+                continue
+            texts += [result.content, self._shown(call, result)]
+            if call.name in WRITES and not result.is_error:
+                texts.append(json.dumps(call.arguments, ensure_ascii=False))
         return Evidence(texts)
 
     def found(self) -> list[str]:
@@ -105,11 +126,21 @@ def about_project(request: str, cwd: str) -> bool:
     name, or speaks of files): then it is answered from a look, not from memory."""
     if _PROJECT_WORDS.search(request) or _IDENTIFIER.search(request):
         return True
+    return bool(named_paths(request, cwd))
+
+
+def named_paths(request: str, cwd: str) -> list[Path]:
+    """The files and folders of the workspace that the request names."""
     if not cwd:
-        return False
+        return []
     root = Path(cwd)
+    found = []
     for word in re.findall(r"[\w./-]{2,}", request):
         word = word.strip("./-")
         if word and (root / word).exists():
-            return True
-    return False
+            found.append(root / word)
+    return found
+
+
+def names_a_file(request: str, cwd: str) -> bool:
+    return any(path.is_file() for path in named_paths(request, cwd))
