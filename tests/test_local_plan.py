@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from server.providers import local_ground as ground
 from server.providers import local_plan, local_results
 from server.providers.local_schema import answer_branch
@@ -251,3 +253,24 @@ def test_a_rewritten_line_keeps_the_indentation_comment_marker_and_quotes_of_the
     assert rewritten("TODO: refunds later", "# TODO: refunds") == "    # TODO: refunds later"
     assert rewritten("NAME = 'b'", 'NAME = "a"') == 'NAME = "b"'
     assert rewritten("x = 2", "x = 1") == "    x = 2"
+
+
+@pytest.mark.xfail(strict=True, reason="write_file replaces an existing file with text from memory")
+async def test_writing_over_an_existing_file_is_refused_for_an_edit(tmp_path: Path) -> None:
+    (tmp_path / "week.txt").write_text("Monday: soup\n")
+    write = ToolSpec("write_file", "Write a file.", {"type": "object", "properties": {}})
+    messages = [Message("user", [TextPart("Append 'Friday: curry' to week.txt.")])]
+    messages.append(context(str(tmp_path)))
+    runtime = ScriptedRuntime(
+        '{"task": "write", "path": "week.txt", "content": "Friday: curry"}',
+        '{"task": "edit", "path": "week.txt"}',
+    )
+    tools = [READ, EDIT, write]
+    events = await collect(
+        runtime, ModelRequest(model="m", system="", messages=messages, tools=tools)
+    )
+    calls = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert [(c.name, local_plan.kind_of(c)) for c in calls] == [("read_file", "edit")]
+    assert "week.txt already exists" in runtime.bodies[1]["messages"][-1]["content"]
+    kinds = [k.name for k in local_plan.offered(tools)]
+    assert "write" in kinds and "write" not in json.dumps(sent_schema(runtime, 1))
