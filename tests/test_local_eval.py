@@ -61,3 +61,21 @@ def test_the_first_line_answer_of_a_listing_task_is_wrong(tmp_path: Path) -> Non
     listing = local_eval.TASKS[0]
     assert not listing.check("The first line of report.py is `def monthly_total(rows):`.", ws)
     assert listing.check("accounts.py, report.py, io.py and __init__.py", ws)
+
+
+def test_the_held_out_tasks_are_new_prompts_on_their_own_fixture(tmp_path: Path) -> None:
+    prompts = {task.prompt for task in local_eval.TASKS}
+    assert not prompts & {task.prompt for task in local_eval.HELD_OUT}
+    assert {task.kind for task in local_eval.HELD_OUT} == {task.kind for task in local_eval.TASKS}
+    fixture = json.dumps(local_eval.HELD_OUT_REPO).lower()
+    assert not any(marker.lower() in fixture for marker in local_eval.EXAMPLE_MARKERS)
+    ws = local_eval.make_repo(tmp_path / "ws", local_eval.HELD_OUT_REPO)
+    edits = [task for task in local_eval.HELD_OUT if task.kind == "edit"]
+    assert edits and not any(task.check("Done.", ws) for task in edits)
+    app = ws / "web" / "app.js"
+    app.write_text(app.read_text().replace("8080", "9090"))
+    week = ws / "data" / "week.txt"
+    week.write_text(week.read_text() + "Friday: curry\n")
+    recipes = ws / "pantry" / "recipes.py"
+    recipes.write_text(recipes.read_text().replace("<= 20", "<= 30"))
+    assert all(task.check("Done.", ws) for task in edits)

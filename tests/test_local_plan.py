@@ -7,8 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from server.providers import local_ground as ground
 from server.providers import local_plan, local_results
 from server.providers.local_schema import answer_branch
@@ -255,7 +253,6 @@ def test_a_rewritten_line_keeps_the_indentation_comment_marker_and_quotes_of_the
     assert rewritten("x = 2", "x = 1") == "    x = 2"
 
 
-@pytest.mark.xfail(strict=True, reason="write_file replaces an existing file with text from memory")
 async def test_writing_over_an_existing_file_is_refused_for_an_edit(tmp_path: Path) -> None:
     (tmp_path / "week.txt").write_text("Monday: soup\n")
     write = ToolSpec("write_file", "Write a file.", {"type": "object", "properties": {}})

@@ -200,6 +200,11 @@ class LocalProvider:
             if others:
                 return local_prompt.NUDGE_OTHER, local_plan.plan_schema(others, answer=False)
             return local_prompt.NUDGE, answer_branch()
+        if call.name == "write_file" and turn.exists(str(call.arguments.get("path", ""))):
+            # A small model "appends" by writing the whole file again, from memory.
+            nudge = local_prompt.NUDGE_EXISTS.format(path=call.arguments["path"])
+            unwritten = [k for k in kinds if k.name != "write"]
+            return nudge, local_plan.plan_schema(unwritten, answer=bool(turn.calls))
         phrases = ground.example_phrases(local_prompt.example(tools))
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         copied = ground.copied_example(arguments, turn.evidence(), phrases)

@@ -142,7 +142,7 @@ def offered(tools: list[ToolSpec]) -> list[Kind]:
 
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
-PATH_KINDS = ("outline", "read", "edit", "write", "run")
+PATH_KINDS = ("outline", "read", "edit", "run")
 """the kinds that look at one file the request names"""
 
 

@@ -45,6 +45,7 @@ NUDGE = (
     '{"answer": ...}.'
 )
 NUDGE_OTHER = "You already did that and it did not work. Take a different task."
+NUDGE_EXISTS = "{path} already exists: to change it, take an edit task, which keeps its lines."
 NUDGE_EXAMPLE = (
     '"{text}" comes from the worked example, not from this request. Take the task this '
     "request needs, or answer with what the results above show."

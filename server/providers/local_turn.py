@@ -39,6 +39,9 @@ class Turn:
     def repeats(self, call: ToolCallPart) -> bool:
         return any(c.name == call.name and c.arguments == call.arguments for c in self.calls)
 
+    def exists(self, path: str) -> bool:
+        return bool(self.cwd and path) and (Path(self.cwd) / path).exists()
+
     def missed_named_path(self) -> bool:
         """Whether the last call found that a path the request names does not exist: there is
         nothing more to look at, and the answer says so."""
