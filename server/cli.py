@@ -2,6 +2,7 @@
 
     agentls serve [flags]                     stdio JSON-RPC for editors
     agentls acp [flags]                       Agent Client Protocol agent (Zed, JetBrains, ...)
+    agentls setup-local                       install the embedded local model (about 1.1 GB)
     agentls [-p] [PROMPT] [flags]             one turn, the answer on stdout
     agentls --input-format stream-json --output-format stream-json --verbose [flags]
                                               Claude Code's headless dialect (claude-agent-sdk)
@@ -286,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         from server.sessions.cli import main as sessions_main
 
         return sessions_main(argv)
+    if argv and argv[0] == "setup-local":
+        from server.frontends.local_setup import main as setup_local
+
+        return setup_local(argv[1:])
     if argv and argv[0] == "serve":
         if any(a == "--connect" or a.startswith("--connect=") for a in argv):
             from server.frontends.connect import main as connect_main  # before heavy imports

@@ -91,5 +91,6 @@ export function withConnection(command: ServerCommand, connect: string, tokenFil
 }
 
 export const NOT_FOUND =
-  "Cannot find the agentls server: install it (`pip install agentls`, so that `agentls` is on PATH), " +
-  "select a Python interpreter that has it, or set `agentls.serverCommand`.";
+  "Cannot find the agentls server. From a checkout of agentls, run ./scripts/serve once (it creates .venv/bin/agentls) " +
+  "and set agentls.serverCommand to that path, or install agentls (pip install -e <checkout>) so that `agentls` is on PATH " +
+  "or in the Python interpreter VS Code uses.";

@@ -57,13 +57,15 @@ export class ServerConnection implements AgentConnection, vscode.Disposable {
     private readonly events: ConnectionEvents,
   ) {}
 
-  async start(command: ServerCommand, cwd: string): Promise<void> {
+  /** `env`: added to this process's environment (the API keys from secret storage). */
+  async start(command: ServerCommand, cwd: string, env: Record<string, string> = {}): Promise<void> {
     await this.stop();
-    this.output.info(`starting ${[command.command, ...command.args].join(" ")} (from ${command.source}) in ${cwd}`);
+    const added = Object.keys(env).length ? ` with ${Object.keys(env).join(", ")} from secret storage` : "";
+    this.output.info(`starting ${[command.command, ...command.args].join(" ")} (from ${command.source}) in ${cwd}${added}`);
     const serverOptions: ServerOptions = {
       command: command.command,
       args: command.args,
-      options: { cwd, env: { ...process.env } },
+      options: { cwd, env: { ...process.env, ...env } },
       // stdio, without the `--stdio` flag that TransportKind.stdio would append
     };
     const clientOptions: LanguageClientOptions = {

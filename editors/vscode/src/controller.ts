@@ -14,7 +14,7 @@ import type {
   SessionUpdateParams,
 } from "../../protocol/protocol";
 import { ErrorCode, Method } from "../../protocol/protocol";
-import type { HostToPanel, PanelToHost, ServerState, SessionRow } from "../../webview/src/messages";
+import type { HostToPanel, PanelToHost, ServerState, SessionRow, SetupWay } from "../../webview/src/messages";
 import type { CancellationLike } from "./ui";
 
 /** The server→client methods this client answers; a test compares them with the schema. */
@@ -48,6 +48,8 @@ export interface ControllerHost {
   trustFolder?(): void;
   /** Bring the panel into view: something there waits for the user. */
   reveal?(): void;
+  /** Set up a model on first run (store a key, install the local model), then restart the server. */
+  setupProvider?(how: SetupWay): void;
 }
 
 interface OpenPermission {
@@ -79,6 +81,8 @@ export class SessionController {
   /** Permission requests asked in the panel and not yet answered, by request id. */
   private readonly permissions = new Map<string, OpenPermission>();
   private nextRequest = 1;
+  /** Why there is no session (no model set up, or session/new failed), said again to a panel that opens later. */
+  private problem?: HostToPanel;
 
   constructor(
     private readonly conn: AgentConnection,
@@ -95,6 +99,7 @@ export class SessionController {
       case "ready":
         this.panel.post({ type: "server", ...this.server });
         if (this.session) this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
+        else if (this.problem) this.panel.post(this.problem);
         for (const [requestId, open] of this.permissions) this.panel.post({ type: "permissionRequest", requestId, params: open.params });
         return;
       case "prompt":
@@ -121,6 +126,8 @@ export class SessionController {
         return this.host.trustFolder?.();
       case "permissionAnswer":
         return this.answerPermission(msg.requestId, msg.optionId, msg.message);
+      case "setupProvider":
+        return this.host.setupProvider?.(msg.how);
       default:
         this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
     }
@@ -166,10 +173,15 @@ export class SessionController {
           workspaceTrusted: this.host.trusted?.() || undefined,
         });
         this.prompting = false;
+        this.problem = undefined;
         this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
         if (old) this.conn.request(Method.SessionClose, { sessionId: old.sessionId }).catch(() => undefined);
       } catch (err) {
-        this.panel.post({ type: "error", message: `Could not start a session: ${errorMessage(err)}` });
+        this.problem =
+          errorCode(err) === ErrorCode.ProviderUnavailable
+            ? { type: "setup", detail: errorMessage(err), offers: this.host.setupProvider ? ["key", "local"] : [] }
+            : { type: "error", message: `Could not start a session: ${errorMessage(err)}` };
+        this.panel.post(this.problem);
       }
     })();
     try {

@@ -6,6 +6,8 @@ import { findOnPath, NOT_FOUND, resolveServerCommand, withConnection, type Serve
 import { ServerConnection } from "./connection";
 import { SessionController } from "./controller";
 import { ChatViewProvider, VIEW_ID } from "./panel";
+import { spawn } from "node:child_process";
+import { enterKey, forgetKeys, keyEnvironment, setupLine, setupLocalCommand, type KeyWindow } from "./setup";
 import { askQuestions, type WindowLike } from "./ui";
 
 let connection: ServerConnection | undefined;
@@ -35,25 +37,39 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     trusted: () => vscode.workspace.isTrusted,
     trustFolder: () => void vscode.commands.executeCommand("workbench.trust.manage"),
     reveal: () => void view.show(),
+    setupProvider: (how) => void (how === "key" ? enterApiKey() : setupLocalModel()),
   });
   connection = conn;
 
+  // Never waits on a notification: the chat view is not shown until activation has finished.
   const start = async () => {
     const command = await serverCommand();
     if (!command) {
       output.error(NOT_FOUND);
       void controller.onServerState("stopped", NOT_FOUND);
-      const pick = await vscode.window.showErrorMessage(NOT_FOUND, "Open Settings");
-      if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.serverCommand");
+      void vscode.window.showErrorMessage(NOT_FOUND, "Open Settings").then((pick) => {
+        if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.serverCommand");
+      });
       return;
     }
     try {
-      await conn.start(command, cwd());
+      await conn.start(command, cwd(), await keyEnvironment(context.secrets));
     } catch (err) {
-      const pick = await vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err), "Show Output", "Open Settings");
-      if (pick === "Show Output") output.show();
-      if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.serverCommand");
+      void vscode.window.showErrorMessage(errorText(err), "Show Output", "Open Settings").then((pick) => {
+        if (pick === "Show Output") output.show();
+        if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.serverCommand");
+      });
     }
+  };
+
+  const enterApiKey = async () => {
+    if (await enterKey(vscode.window as unknown as KeyWindow, context.secrets)) await start();
+  };
+
+  const setupLocalModel = async () => {
+    const command = await serverCommand();
+    if (!command) return void vscode.window.showErrorMessage(NOT_FOUND);
+    if (await installLocalModel(setupLocalCommand(command), output)) await start();
   };
 
   const whenReady = (action: () => unknown) => () => {
@@ -77,6 +93,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("agentls.resumeSession", whenReady(() => resumeSession(controller, view))),
     vscode.commands.registerCommand("agentls.restartServer", () => start()),
     vscode.commands.registerCommand("agentls.showOutput", () => output.show()),
+    vscode.commands.registerCommand("agentls.enterApiKey", () => enterApiKey()),
+    vscode.commands.registerCommand("agentls.setupLocalModel", () => setupLocalModel()),
+    vscode.commands.registerCommand("agentls.forgetApiKeys", async () => {
+      await forgetKeys(context.secrets);
+      void vscode.window.showInformationMessage("agentls: the stored API keys are gone; restart the server to stop using them.");
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("agentls.serverCommand") || e.affectsConfiguration("agentls.server")) void start();
       else if (e.affectsConfiguration("agentls.permissionMode")) {
@@ -87,7 +109,49 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  await start();
+  void start();
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `agentls setup-local` under a progress notification (one step per package); true when installed. */
+function installLocalModel(command: { command: string; args: string[] }, output: vscode.LogOutputChannel): Thenable<boolean> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: "agentls: installing the embedded local model", cancellable: true },
+    (progress, token) =>
+      new Promise<boolean>((resolve) => {
+        output.info(`running ${[command.command, ...command.args].join(" ")}`);
+        const child = spawn(command.command, command.args, { cwd: cwd(), env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+        token.onCancellationRequested(() => child.kill());
+        let done = 0;
+        let result: { ok: boolean; text: string } = { ok: false, text: "the installer stopped without saying why; see the agentls output" };
+        let pending = "";
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          pending += chunk;
+          const lines = pending.split("\n");
+          pending = lines.pop() ?? "";
+          for (const line of lines) {
+            const parsed = setupLine(line);
+            if (parsed?.kind === "progress") {
+              progress.report({ increment: parsed.total ? ((parsed.done - done) * 100) / parsed.total : 0, message: `${parsed.name} (${parsed.done} of ${parsed.total})` });
+              done = parsed.done;
+            } else if (parsed) result = { ok: parsed.kind === "done", text: parsed.text };
+          }
+        });
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => output.info(chunk.trimEnd()));
+        child.on("error", (err) => {
+          result = { ok: false, text: err.message };
+        });
+        child.on("close", (code) => {
+          const ok = result.ok && code === 0;
+          if (ok) void vscode.window.showInformationMessage(`agentls: ${result.text.replace(/; restart agentls to use it$/, "")}.`);
+          else void vscode.window.showErrorMessage(`agentls: the local model was not installed: ${token.isCancellationRequested ? "cancelled" : result.text}`, "Show Output").then((pick) => pick && output.show());
+          resolve(ok);
+        });
+      }),
+  );
 }
 
 export async function deactivate(): Promise<void> {

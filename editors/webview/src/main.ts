@@ -4,6 +4,7 @@ import { Composer } from "./composer";
 import { h, icon, ICONS } from "./dom";
 import type { HostToPanel, PanelToHost } from "./messages";
 import { displayPath, Transcript, type Actions } from "./render";
+import { setupCard } from "./setup";
 import { closeAsk, initialState, openSessions, reduce, startPrompt, type PanelState } from "./state";
 
 const SERVER_WORDS: Record<string, string> = {
@@ -126,7 +127,7 @@ export class Panel {
   render(): void {
     const s = this.state;
     this.transcript.render(s.items);
-    if (!s.items.length) this.log.replaceChildren(this.empty);
+    if (!s.items.length) this.log.replaceChildren(s.setup && !s.session ? setupCard(s.setup, (how) => this.post({ type: "setupProvider", how })) : this.empty);
     else this.empty.remove();
     this.composer.setBusy(s.busy);
     this.composer.setEnabled(s.server.state === "ready" && !!s.session);
@@ -139,7 +140,7 @@ export class Panel {
     const s = this.state;
     let text: string;
     if (s.server.state !== "ready") text = s.server.message ?? SERVER_WORDS[s.server.state];
-    else if (!s.session) text = "Starting a session…";
+    else if (!s.session) text = s.setup ? "No model set up" : "Starting a session…";
     else text = s.busy ? "Working…" : `${s.session.modes.currentModeId} mode`;
     this.status.textContent = text;
     this.status.dataset.state = s.busy ? "busy" : s.server.state;

@@ -10,6 +10,9 @@ import type {
 
 export type ServerState = "starting" | "ready" | "restarting" | "stopped";
 
+/** How a first run gets a model: an API key the host stores, or the embedded local model. */
+export type SetupWay = "key" | "local";
+
 /** One row of the session list (`session/list` data or a `session/search` hit). */
 export interface SessionRow {
   sessionId: string;
@@ -37,7 +40,9 @@ export type HostToPanel =
   /** A permission request, asked inline on its tool card until answered or withdrawn. */
   | { type: "permissionRequest"; requestId: string; params: RequestPermissionParams }
   /** The request is over: answered (here or elsewhere) or withdrawn by the server (`$/cancelRequest`). */
-  | { type: "permissionClosed"; requestId: string; reason: "answered" | "withdrawn" };
+  | { type: "permissionClosed"; requestId: string; reason: "answered" | "withdrawn" }
+  /** No model to talk to (no key, no local model): the first-run card, with what the host can set up. */
+  | { type: "setup"; detail: string; offers: SetupWay[] };
 
 export type PanelToHost =
   | { type: "ready" }
@@ -53,7 +58,8 @@ export type PanelToHost =
   | { type: "copy"; text: string }
   | { type: "trustFolder" }
   /** The user's choice; no option id means the user dismissed the request. `message` is a rejection's note. */
-  | { type: "permissionAnswer"; requestId: string; optionId?: string; message?: string };
+  | { type: "permissionAnswer"; requestId: string; optionId?: string; message?: string }
+  | { type: "setupProvider"; how: SetupWay };
 
 export type HostToPanelType = HostToPanel["type"];
 export type PanelToHostType = PanelToHost["type"];

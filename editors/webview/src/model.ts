@@ -1,6 +1,6 @@
 // What the panel shows: transcript items and the panel state, as plain data.
 import type { Diff, Location, PermissionOption, PlanEntry, SessionInfoResult, ToolCall, ToolCallRef, Usage } from "../../protocol/protocol";
-import type { ServerState, SessionRow } from "./messages";
+import type { ServerState, SessionRow, SetupWay } from "./messages";
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "denied";
 
@@ -101,6 +101,8 @@ export interface SessionsView {
 export interface PanelState {
   server: { state: ServerState; message?: string };
   session?: SessionInfoResult;
+  /** No model is set up: the first-run card instead of a session. */
+  setup?: { detail: string; offers: SetupWay[] };
   /** The session's workspace, to show paths relative to it. */
   cwd?: string;
   modelId?: string;

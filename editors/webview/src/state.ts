@@ -55,10 +55,14 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
   switch (msg.type) {
     case "server":
       state.server = { state: msg.state, message: msg.message };
-      if (msg.state !== "ready") state.busy = false;
+      if (msg.state !== "ready") {
+        state.busy = false;
+        delete state.setup;
+      }
       return state;
     case "session":
       resetTranscript(state);
+      delete state.setup;
       state.session = msg.session;
       state.cwd = msg.cwd;
       state.modelId = msg.session.model;
@@ -106,6 +110,9 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
       return state;
     case "permissionClosed":
       closeAsk(state, msg.requestId);
+      return state;
+    case "setup":
+      state.setup = { detail: msg.detail, offers: msg.offers ?? [] };
       return state;
     default:
       return ignore(msg, state); // a newer host may send more

@@ -232,10 +232,10 @@ test("no model provider: the panel is asked to set one up, also when it opens af
     throw Object.assign(new Error(NO_PROVIDER), { code: ErrorCode.ProviderUnavailable });
   };
   await controller.onServerState("ready");
-  assert.deepEqual(posted.at(-1), { type: "setup", detail: NO_PROVIDER });
+  assert.deepEqual(posted.at(-1), { type: "setup", detail: NO_PROVIDER, offers: [] });
   posted.length = 0;
   await controller.handlePanel({ type: "ready" });
-  assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "setup", detail: NO_PROVIDER }]);
+  assert.deepEqual(posted, [{ type: "server", state: "ready", message: undefined }, { type: "setup", detail: NO_PROVIDER, offers: [] }]);
   conn.handlers["session/new"] = () => SESSION;
   await controller.onServerState("ready");
   posted.length = 0;
@@ -258,7 +258,13 @@ test("the panel's setup buttons reach the host", async () => {
   const conn = new FakeConnection();
   const asked: string[] = [];
   const host = { cwd: () => "/work", settings: () => ({}), openFile: () => {}, openLink: () => {}, copy: () => {}, log: () => {}, setupProvider: (how: string) => asked.push(how) };
-  const controller = new SessionController(conn, { post: () => {} }, host);
+  const posted: HostToPanel[] = [];
+  const controller = new SessionController(conn, { post: (m) => posted.push(m) }, host);
+  conn.handlers["session/new"] = () => {
+    throw Object.assign(new Error(NO_PROVIDER), { code: ErrorCode.ProviderUnavailable });
+  };
+  await controller.onServerState("ready");
+  assert.deepEqual(posted.at(-1), { type: "setup", detail: NO_PROVIDER, offers: ["key", "local"] }, "a host that can set one up offers it");
   await controller.handlePanel({ type: "setupProvider", how: "key" });
   await controller.handlePanel({ type: "setupProvider", how: "local" });
   assert.deepEqual(asked, ["key", "local"]);

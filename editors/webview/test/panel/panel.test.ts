@@ -347,7 +347,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       const p = await openPanel(browser, origin, bridge);
       const page = p.page;
       await p.send({ type: "server", state: "ready" });
-      await p.send({ type: "setup", detail: "no model provider configured: set ANTHROPIC_API_KEY, … choose one with --provider (config key llm.provider)" });
+      await p.send({ type: "setup", detail: "no model provider configured: set ANTHROPIC_API_KEY, … choose one with --provider (config key llm.provider)", offers: ["key", "local"] });
       assert.equal(await page.locator("#status").innerText(), "No model set up");
       const card = page.getByRole("region", { name: "Set up a model" });
       assert.match(await card.innerText(), /agentls needs a model to talk to/);

@@ -54,6 +54,8 @@ public final class PanelBridge implements AgentUi {
     private CompletableFuture<Void> creating;
     private final Map<String, OpenPermission> permissions = new LinkedHashMap<>();
     private int nextRequest = 1;
+    /** Why there is no session (no model set up, or session/new failed), said again after a page reload. */
+    private HostToPanel problem;
 
     public PanelBridge(PanelHost host, UserPrompts prompts) {
         this.host = host;
@@ -119,6 +121,8 @@ public final class PanelBridge implements AgentUi {
             trustFolder();
         } else if (message instanceof PanelToHost.PermissionAnswer a) {
             answerPermission(a);
+        } else if (message instanceof PanelToHost.SetupProvider s) {
+            host.setupProvider(s.how());
         } else if (message instanceof PanelToHost.Unknown u) {
             host.log("ignored a panel message of unknown type " + u.type());
         }
@@ -128,14 +132,17 @@ public final class PanelBridge implements AgentUi {
         HostToPanel.Server state;
         Wire.SessionInfoResult current;
         List<HostToPanel> asks = new ArrayList<>();
+        HostToPanel why;
         synchronized (lock) {
             panelReady = true;
             state = server;
             current = session;
+            why = problem;
             permissions.forEach((id, open) -> asks.add(new HostToPanel.PermissionRequest(id, open.params())));
         }
         post(state);
         if (current != null) post(new HostToPanel.Session(current, null, host.cwd()));
+        else if (why != null) post(why);
         asks.forEach(this::post);
     }
 
@@ -277,13 +284,20 @@ public final class PanelBridge implements AgentUi {
                 if (error == null) {
                     session = info;
                     prompting = false;
+                    problem = null;
                 }
             }
             if (error == null) {
                 post(new HostToPanel.Session(info, null, cwd));
                 if (old != null) c.closeSession(old.sessionId()).exceptionally(e -> null);
             } else {
-                post(new HostToPanel.ErrorMessage("Could not start a session: " + messageOf(error)));
+                HostToPanel why = unwrap(error) instanceof RpcException rpc && rpc.code() == RpcException.PROVIDER_UNAVAILABLE
+                        ? new HostToPanel.Setup(messageOf(error), host.setupOffers())
+                        : new HostToPanel.ErrorMessage("Could not start a session: " + messageOf(error));
+                synchronized (lock) {
+                    problem = why;
+                }
+                post(why);
             }
             done.complete(null);
         });
@@ -415,6 +429,7 @@ public final class PanelBridge implements AgentUi {
                 if (error == null) {
                     session = info;
                     prompting = false;
+                    problem = null;
                 }
             }
             if (error != null) {

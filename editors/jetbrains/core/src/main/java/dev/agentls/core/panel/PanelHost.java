@@ -1,5 +1,6 @@
 package dev.agentls.core.panel;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -43,6 +44,14 @@ public interface PanelHost {
     default boolean asksInPanel() {
         return false;
     }
+
+    /** The first-run ways this host can set up a model ({@code key}, {@code local}); none by default. */
+    default List<String> setupOffers() {
+        return List.of();
+    }
+
+    /** Set up a model the way the user picked on the first-run card, then restart the server. */
+    default void setupProvider(String how) {}
 
     default void openFile(String path, Integer line) {}
 

@@ -47,6 +47,12 @@ public final class PanelMessages {
 
         /** reason: answered | withdrawn (the server's {@code $/cancelRequest}, or the turn ended). */
         record PermissionClosed(String requestId, String reason) implements HostToPanel {}
+
+        /**
+         * No model to talk to (no key, no local model): the first-run card. {@code offers}: what the
+         * host can set up ({@code key}, {@code local}); {@code detail}: the server's own words.
+         */
+        record Setup(String detail, List<String> offers) implements HostToPanel {}
     }
 
     /** One row of the panel's session list (a stored session or a search hit). */
@@ -83,6 +89,9 @@ public final class PanelMessages {
         /** The user's choice; no option id dismisses the request. {@code message}: a rejection's note. */
         record PermissionAnswer(String requestId, String optionId, String message) implements PanelToHost {}
 
+        /** A first-run way to get a model: {@code key} or {@code local}. */
+        record SetupProvider(String how) implements PanelToHost {}
+
         /** A message type this host does not know. */
         record Unknown(String type, JsonObject raw) implements PanelToHost {}
     }
@@ -99,7 +108,8 @@ public final class PanelMessages {
             .variant("sessions", HostToPanel.Sessions.class)
             .variant("focusInput", HostToPanel.FocusInput.class)
             .variant("permissionRequest", HostToPanel.PermissionRequest.class)
-            .variant("permissionClosed", HostToPanel.PermissionClosed.class);
+            .variant("permissionClosed", HostToPanel.PermissionClosed.class)
+            .variant("setup", HostToPanel.Setup.class);
 
     static final TaggedUnion<PanelToHost> PANEL_TO_HOST = new TaggedUnion<>(PanelToHost.class, "type",
             PanelToHost.Unknown::new, m -> ((PanelToHost.Unknown) m).raw())
@@ -115,7 +125,8 @@ public final class PanelMessages {
             .variant("openLink", PanelToHost.OpenLink.class)
             .variant("copy", PanelToHost.Copy.class)
             .variant("trustFolder", PanelToHost.TrustFolder.class)
-            .variant("permissionAnswer", PanelToHost.PermissionAnswer.class);
+            .variant("permissionAnswer", PanelToHost.PermissionAnswer.class)
+            .variant("setupProvider", PanelToHost.SetupProvider.class);
 
     public static final Gson GSON = Json.configure(new GsonBuilder())
             .registerTypeAdapterFactory(HOST_TO_PANEL)

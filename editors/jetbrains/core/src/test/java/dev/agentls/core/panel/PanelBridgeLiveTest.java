@@ -328,4 +328,19 @@ class PanelBridgeLiveTest {
         bridge.receive("{\"type\":\"permissionAnswer\",\"requestId\":\"" + requestId + "\",\"optionId\":\"allow_once\"}");
         assertEquals(before, posted.size(), "a late answer changes nothing");
     }
+
+    @Test
+    void withNoModelSetUpThePanelGetsTheFirstRunCardAlsoAfterAReload() throws Exception {
+        server = new LiveServer("[]").env("AGENTLS_PROVIDER", "anthropic");
+        bridge = new PanelBridge(new Page(), ALLOW);
+        client = new AgentClient(server, bridge);
+        bridge.attach(client);
+        bridge.receive("{\"type\":\"ready\"}");
+        client.start().get(45, TimeUnit.SECONDS);
+        waitForPosted("the first-run card", m -> type(m).equals("setup"));
+        assertTrue(lastOf("setup").get("detail").getAsString().contains("ANTHROPIC_API_KEY"));
+        posted.clear();
+        bridge.receive("{\"type\":\"ready\"}");
+        assertEquals(List.of("server", "setup"), types());
+    }
 }
