@@ -46,7 +46,11 @@ def canary() -> Iterator[Canary]:
 
 
 def outputs(turn) -> list[str]:
-    return [u.get("output") or "" for u in turn.updates("tool_call_update") if u.get("output")]
+    return [
+        u["output"]
+        for u in turn.updates("tool_call_update")
+        if u.get("output") and u["status"] != "in_progress"  # live output of a running command
+    ]
 
 
 @needs_bwrap
