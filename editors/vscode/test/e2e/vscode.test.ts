@@ -151,6 +151,8 @@ test("the server is restarted when it dies, and the user is told", async () => {
   const after = descendants(server.process.pid!).filter((p) => /\bserve\b/.test(p.cmdline) && /agentls|server\.cli/.test(p.cmdline) && !/code-server|entry\.js/.test(p.cmdline));
   assert.equal(after.length, 1);
   assert.notEqual(after[0].pid, agentls[0].pid);
+  // "default mode" may still be the old session's label: the fresh session is an empty transcript.
+  await panel.locator("[data-kind]").first().waitFor({ state: "detached" });
   assert.equal(await panel.locator("[data-kind]").count(), 0, "a fresh session after the restart");
 });
 
