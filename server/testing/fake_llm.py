@@ -661,11 +661,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve scripted model replies on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", help="JSON file holding a list of reply objects")
-    parser.add_argument(
-        "--api-key", help="refuse requests with another key (401), as the services do"
-    )
     args = parser.parse_args(argv)
-    server = FakeModelServer(port=args.port, api_key=args.api_key)
+    server = FakeModelServer(port=args.port)
     if args.script:
         with open(args.script, encoding="utf-8") as f:
             server.script(*(Reply.from_dict(r) for r in json.load(f)))

@@ -25,6 +25,7 @@ export class Panel {
   private readonly log: HTMLElement;
   private readonly empty: HTMLElement;
   private modelKey = "";
+  private setupShown?: { for: NonNullable<PanelState["setup"]>; el: HTMLElement };
   private searchTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -127,13 +128,19 @@ export class Panel {
   render(): void {
     const s = this.state;
     this.transcript.render(s.items);
-    if (!s.items.length) this.log.replaceChildren(s.setup && !s.session ? setupCard(s.setup, (how) => this.post({ type: "setupProvider", how })) : this.empty);
+    if (!s.items.length) this.log.replaceChildren(s.setup && !s.session ? this.setupView(s.setup) : this.empty);
     else this.empty.remove();
     this.composer.setBusy(s.busy);
     this.composer.setEnabled(s.server.state === "ready" && !!s.session);
     this.renderStatus();
     this.renderModels();
     this.renderSessions();
+  }
+
+  /** The first-run card, made once per setup message: a render keeps what the user opened in it. */
+  private setupView(setup: NonNullable<PanelState["setup"]>): HTMLElement {
+    if (this.setupShown?.for !== setup) this.setupShown = { for: setup, el: setupCard(setup, (how) => this.post({ type: "setupProvider", how })) };
+    return this.setupShown.el;
   }
 
   private renderStatus(): void {

@@ -100,13 +100,7 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
     case "focusInput":
       return state;
     case "permissionRequest":
-      askPermission(state, msg.params);
-      findTool(state, msg.params.turnId, msg.params.toolCall.toolCallId).ask = {
-        requestId: msg.requestId,
-        options: msg.params.options,
-        reason: msg.params.toolCall.reason ?? undefined,
-        risk: msg.params.toolCall.risk ?? undefined,
-      };
+      askPermission(state, msg.requestId, msg.params);
       return state;
     case "permissionClosed":
       closeAsk(state, msg.requestId);
@@ -125,14 +119,16 @@ function ignore<T>(_unknown: never, result: T): T {
 }
 
 /** The card a permission request is asked on: announced by `tool_call`, or made from the request. */
-function askPermission(state: PanelState, params: RequestPermissionParams): void {
-  const tool = findTool(state, params.turnId, params.toolCall.toolCallId);
+function askPermission(state: PanelState, requestId: string, params: RequestPermissionParams): void {
+  const call = params.toolCall;
+  const tool = findTool(state, params.turnId, call.toolCallId);
   if (tool.name === "tool" && tool.title === tool.toolCallId) {
-    tool.name = params.toolCall.name;
-    tool.title = params.toolCall.title;
-    tool.input = params.toolCall.input;
+    tool.name = call.name;
+    tool.title = call.title;
+    tool.input = call.input;
   }
   tool.permission = "pending";
+  tool.ask = { requestId, options: params.options, reason: call.reason ?? undefined, risk: call.risk ?? undefined };
   touch(tool);
 }
 
