@@ -271,3 +271,49 @@ async def test_writing_over_an_existing_file_is_refused_for_an_edit(tmp_path: Pa
     assert "week.txt already exists" in runtime.bodies[1]["messages"][-1]["content"]
     kinds = [k.name for k in local_plan.offered(tools)]
     assert "write" in kinds and "write" not in json.dumps(sent_schema(runtime, 1))
+
+
+LIST = ToolSpec("list_dir", "List a folder.", {"type": "object", "properties": {}})
+
+
+def listed_turn(ws: Path, request: str) -> list[Message]:
+    """The request, then a listing of plans/ (one file in it), in workspace `ws`."""
+    (ws / "plans").mkdir()
+    (ws / "plans" / "roadmap.txt").write_text("Ship the parser\nThen the lexer\n")
+    call = local_plan.to_call({"task": "list", "path": "plans"})
+    listing = {"path": str(ws / "plans"), "entries": ["roadmap.txt"]}
+    return [
+        Message("user", [TextPart(request)]),
+        Message("assistant", [call]),
+        Message("tool", [ToolResultPart(call.id, "list_dir", json.dumps(listing))]),
+        context(str(ws)),
+    ]
+
+
+async def test_a_file_named_by_a_listing_is_read_in_the_listed_folder(tmp_path: Path) -> None:
+    messages = listed_turn(tmp_path, "What is the first line of the file in plans?")
+    runtime = ScriptedRuntime('{"task": "read", "path": "roadmap.txt"}')
+    req = ModelRequest(model="m", system="", messages=messages, tools=[READ, LIST, GREP])
+    events = await collect(runtime, req)
+    (call,) = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert (call.name, call.arguments) == ("read_file", {"path": "plans/roadmap.txt"})
+
+
+async def test_a_question_about_a_files_lines_is_not_answered_from_a_listing(
+    tmp_path: Path,
+) -> None:
+    messages = listed_turn(tmp_path, "Tell me the first line of the file in plans.")
+    runtime = ScriptedRuntime('{"task": "read", "path": "plans/roadmap.txt"}')
+    req = ModelRequest(model="m", system="", messages=messages, tools=[READ, LIST, GREP])
+    await collect(runtime, req)
+    schema = json.dumps(sent_schema(runtime))
+    assert "answer" not in schema and '"read"' in schema
+    assert '"enum": ["plans/roadmap.txt"]' in schema
+
+
+async def test_a_question_about_a_folder_is_answered_from_its_listing(tmp_path: Path) -> None:
+    messages = listed_turn(tmp_path, "Which files does the plans folder hold?")
+    runtime = ScriptedRuntime('{"answer": "plans holds 1 file, roadmap.txt."}')
+    req = ModelRequest(model="m", system="", messages=messages, tools=[READ, LIST, GREP])
+    events = await collect(runtime, req)
+    assert answer_of(events) == "plans holds 1 file, roadmap.txt."
