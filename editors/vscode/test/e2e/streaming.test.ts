@@ -1,0 +1,144 @@
+// A 50 KB answer streamed from the loopback fake model (Anthropic wire, one delta per word)
+// through the real server and extension into the panel in code-server. The panel is timed from
+// inside its frame: when the last chunk's message arrives, when it is on screen, and how long
+// the panel's handling of all the chunks took. The test asserts only that the end appears; the
+// figures go to out/e2e-streaming/streaming.json and the test's diagnostics (bench/README.md).
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import type { FrameLocator, Page } from "playwright-core";
+import { closeWorkbench, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
+
+const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
+const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-streaming");
+const END = "END-OF-THE-LONG-ANSWER";
+
+let box: Sandbox;
+const wb: Partial<Workbench> = {};
+let page: Page;
+let panel: FrameLocator;
+let model: ChildProcess | undefined;
+
+/** About 50 KB of the Markdown an agent writes: headings, paragraphs, lists, code, tables. */
+function longAnswer(size = 50_000): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 1; length < size; i++) {
+    const part = [
+      `## Step ${i}: the parser's ${i % 2 ? "tokens" : "blocks"}`,
+      `The function \`parse_${i}\` reads the input line by line and keeps **what it has seen** so far; when a line starts a new block it closes the open one, as step ${i - 1} did, and hands the block to the renderer.`,
+      `- it checks the indentation of line ${i}\n- it looks for a fence or a heading\n- it keeps the *inline* text for later`,
+      "```python\n" + `def parse_${i}(lines):\n    blocks = []\n    for n, line in enumerate(lines):\n        if line.startswith("#"):\n            blocks.append(("heading", n))\n    return blocks\n` + "```",
+      `| step | lines | blocks |\n|---|---|---|\n| ${i} | ${i * 12} | ${i * 3} |`,
+    ].join("\n\n");
+    parts.push(part);
+    length += part.length + 2;
+  }
+  return `${parts.join("\n\n")}\n\nThat is all: ${END}`;
+}
+
+/** The loopback fake model playing one long reply on the Anthropic wire. */
+async function fakeModel(text: string): Promise<string> {
+  const script = join(box.root, "model-replies.json");
+  writeFileSync(script, JSON.stringify([{ text }]));
+  const python = process.env.AGENTLS_BIN_DIR ? join(process.env.AGENTLS_BIN_DIR, "python") : join(REPO, ".venv", "bin", "python");
+  model = spawn(python, ["-m", "server.testing.fake_llm", "--script", script], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: model!.stdout! }).once("line", resolve);
+    model!.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
+  });
+  return first.trim();
+}
+
+before(async () => {
+  box = sandbox([]);
+  box.env.AGENTLS_PROVIDER = "anthropic";
+  box.env.ANTHROPIC_API_KEY = "sk-ant-e2e-streaming";
+  box.env.ANTHROPIC_BASE_URL = await fakeModel(longAnswer());
+  ({ page } = await openWorkbench(box, VSIX, wb));
+});
+
+after(async () => {
+  model?.kill();
+  await closeWorkbench(wb, box, ARTIFACTS);
+});
+
+interface Figures {
+  chunks: number;
+  /** ms from the first chunk's arrival to the last chunk's. */
+  arrivals: number;
+  /** ms the panel's message handling took, all chunks together. */
+  handling: number;
+  /** ms from the last chunk's arrival to the first frame that shows it (painted). */
+  lastOnScreen: number;
+  /** ms from the first chunk's arrival to the last one on screen. */
+  wholeOnScreen: number;
+}
+
+/** Timers in the panel's frame: a capture listener runs before the panel's, a later one after it. */
+async function instrument(): Promise<void> {
+  await panel.locator("body").evaluate((_, end) => {
+    const w = window as unknown as { __stream: Record<string, number> };
+    const m = (w.__stream = { chunks: 0, first: 0, last: 0, handling: 0, shown: 0 });
+    let started = 0;
+    const watch = () => {
+      const log = document.getElementById("transcript")!;
+      const check = () => {
+        // In a frame's callback the DOM is what this frame paints; the timeout runs after the paint.
+        if (log.textContent!.includes(end)) setTimeout(() => (m.shown = performance.now()), 0);
+        else requestAnimationFrame(check);
+      };
+      requestAnimationFrame(check);
+    };
+    window.addEventListener(
+      "message",
+      (event: MessageEvent) => {
+        const u = event.data?.params?.update;
+        if (event.data?.type !== "update" || u?.kind !== "agent_message_chunk") return;
+        started = performance.now();
+        m.first ||= started;
+        m.chunks++;
+        if (String(u.text).includes(end)) {
+          m.last = started;
+          watch();
+        }
+      },
+      true,
+    );
+    window.addEventListener("message", () => {
+      if (started) m.handling += performance.now() - started;
+      started = 0;
+    });
+  }, END);
+}
+
+test("a 50 KB answer streams into the panel and its last chunk is shown (timed, not asserted)", { timeout: 900_000 }, async (t) => {
+  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
+  panel = panelFrame(page);
+  await panel.locator("#status").getByText("default mode").waitFor();
+  await instrument();
+  const input = panel.getByLabel("Message to the agent");
+  await input.click();
+  await input.fill("Explain the parser at length.");
+  await input.press("Enter");
+  await panel.locator("[data-kind=text]").getByText(END).waitFor({ timeout: 600_000 });
+  await panel.locator("[data-kind=turn][data-terminal=completed]").waitFor({ timeout: 600_000 });
+  await panel.locator("body").evaluate(() => new Promise((r) => setTimeout(r, 100)));
+  const m = await panel.locator("body").evaluate(() => (window as unknown as { __stream: Record<string, number> }).__stream);
+  assert.ok(m.shown > 0, "the last chunk was seen on screen");
+  const figures: Figures = {
+    chunks: m.chunks,
+    arrivals: Math.round(m.last - m.first),
+    handling: Math.round(m.handling),
+    lastOnScreen: Math.round((m.shown - m.last) * 10) / 10,
+    wholeOnScreen: Math.round(m.shown - m.first),
+  };
+  mkdirSync(ARTIFACTS, { recursive: true });
+  writeFileSync(join(ARTIFACTS, "streaming.json"), JSON.stringify({ answerChars: longAnswer().length, ...figures }, null, 2));
+  t.diagnostic(`streaming: ${JSON.stringify(figures)}`);
+  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "streamed.png") });
+  assert.match(await panel.locator("[data-kind=text]").last().innerText(), /Step 1: the parser's tokens[\s\S]*That is all/);
+});

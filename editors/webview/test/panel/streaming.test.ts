@@ -1,0 +1,110 @@
+// A streamed answer in headless Chromium: what is already on screen stays the same nodes (a
+// selection in it survives the next chunks), and the result is what the whole text renders to.
+import assert from "node:assert/strict";
+import type { Server } from "node:http";
+import { after, before, test } from "node:test";
+import type { Browser } from "playwright-core";
+import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import type { HostToPanel } from "../../src/messages";
+import { fixture } from "../fixtures";
+import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+
+const SESSION = fixture("session_new.json").result as SessionInfoResult;
+
+let browser: Browser;
+let server: Server;
+let origin: string;
+
+before(async () => {
+  browser = await launchBrowser();
+  ({ server, origin } = await serveDist());
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function ready(p: PanelPage): Promise<void> {
+  await p.send({ type: "server", state: "ready" });
+  await p.send({ type: "session", session: SESSION });
+}
+
+let seq = 0;
+function update(turnId: string, update: SessionUpdateParams["update"]): HostToPanel {
+  return { type: "update", params: { sessionId: SESSION.sessionId, turnId, seq: ++seq, update } };
+}
+
+/** Every kind of block, with the places a stream can cut that change what came before. */
+const ANSWER = [
+  "# Plan\n\nFirst a paragraph with **bold**, `code` and a [link](https://example.com).",
+  "Setext-like line\n---\n\nA | B\n--|--\n1 | 2\n3 | 4",
+  "- one\n- two\n\n  still two\n- three\n\n1. first\n2. second",
+  "```python\ndef f(x):\n\n    # a blank line above, inside the fence\n    return x * 2\n```",
+  "> quoted\n> more\n\nText after.\r\nA CRLF line.\n\n~~~\nraw ~~~ text\n~~~",
+  "* a\n\n    indented code-ish\n\nLast line ends here.",
+].join("\n\n");
+
+/** Cuts `text` into pieces of 1 to 9 characters, the same every run. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let n = 7;
+  while (i < text.length) {
+    n = (n * 31 + 11) % 97;
+    const size = 1 + (n % 9);
+    out.push(text.slice(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+test("a streamed answer ends as the whole text renders; Markdown cut anywhere renders the same", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  for (const text of pieces(ANSWER)) await p.send(update("t1", { kind: "agent_message_chunk", text }));
+  await p.send(update("t1", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
+  await p.send(update("t2", { kind: "agent_message_chunk", text: ANSWER }));
+  const [streamed, whole] = await p.page.locator("[data-kind=text] .markdown").evaluateAll((els) => els.map((e) => e.innerHTML));
+  assert.equal(streamed, whole);
+  assert.deepEqual(await p.problems(), []);
+  await p.page.close();
+});
+
+test("while an answer streams, what is on screen stays: the same nodes, and a selection in them survives", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  const page = p.page;
+  await p.send(update("t1", { kind: "agent_message_chunk", text: "The first paragraph stays put.\n\nThe sec" }));
+  await page.locator("[data-kind=text] p").first().evaluate((el) => {
+    (el as HTMLElement & { __kept?: boolean }).__kept = true;
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    getSelection()!.removeAllRanges();
+    getSelection()!.addRange(range);
+  });
+  for (const text of ["ond one grows", " and grows.\n\n", "```js\nconst a = 1;\n", "```\n\nThe end."]) {
+    await p.send(update("t1", { kind: "agent_message_chunk", text }));
+  }
+  const first = page.locator("[data-kind=text] p").first();
+  assert.equal(await first.innerText(), "The first paragraph stays put.");
+  assert.equal(await first.evaluate((el) => (el as HTMLElement & { __kept?: boolean }).__kept === true), true, "the first paragraph is the node it was");
+  assert.equal(await page.evaluate(() => getSelection()!.toString()), "The first paragraph stays put.", "the selection survived the chunks");
+  assert.deepEqual(await page.locator("[data-kind=text] p").allInnerTexts(), ["The first paragraph stays put.", "The second one grows and grows.", "The end."]);
+  assert.deepEqual(await page.locator("[data-kind=text] .tok-kw").allInnerTexts(), ["const"]);
+  await page.close();
+});
+
+test("thinking streams in place too: an open Thinking block stays open and keeps its first lines", async () => {
+  const p = await openPanel(browser, origin, "jcef");
+  await ready(p);
+  const page = p.page;
+  await p.send(update("t1", { kind: "agent_thought_chunk", text: "Looking at the parser.\n\nThen" }));
+  await page.locator("details.thought summary").click();
+  await page.locator("details.thought p").first().evaluate((el) => ((el as HTMLElement & { __kept?: boolean }).__kept = true));
+  await p.send(update("t1", { kind: "agent_thought_chunk", text: " the tests." }));
+  assert.equal(await page.locator("details.thought").getAttribute("open"), "");
+  assert.equal(await page.locator("details.thought p").first().evaluate((el) => (el as HTMLElement & { __kept?: boolean }).__kept === true), true);
+  assert.deepEqual(await page.locator("details.thought p").allInnerTexts(), ["Looking at the parser.", "Then the tests."]);
+  await page.close();
+});
