@@ -179,6 +179,25 @@ When the turn ends first (cancel, deadline), the server withdraws the request wi
 and `question` updates record what was asked and the outcome, for logs and other observers.
 Answer any other server->client request with `-32601`."""
 
+EDITOR_CONTEXT = """\
+A prompt (`session/prompt`, `session/steer`) is a list of content blocks: `text`, `image`, and
+what the editor attaches, each with an optional `range` (0-based lines and characters, `end`
+exclusive, as in LSP) and a `context` kind: `selection`, `file`, `diagnostics` or `terminal`.
+
+- `resource {uri, text, mimeType?, name?, range?, context?}`: the text itself (the selected
+  lines, a file, the current problems, a terminal's recent output);
+- `resource_link {uri, name?, mimeType?, range?, context?}`: a file by reference; the model is
+  told where it is and reads it with its tools when it needs it.
+
+The model gets each one, in the prompt's order, as a delimited block that names the file
+(relative to the workspace when inside it) and its 1-based lines, e.g.
+`<context kind="selection" path="src/app.py" lines="10-14">…</context>`; a block whose text
+contains `</context` cannot close it. A block with a range and no kind is a selection. A file
+URI's `#L10:14` or `#L10-L14` fragment counts as its lines when there is no range. The stored
+history and `session/search` show each block by its name and lines
+(`@src/app.py:10-14 (selection)`). Over ACP, `resource_link` and embedded text `resource`
+blocks map to these (an embedded binary resource is described by its size, not sent)."""
+
 PYTHON_CLIENT = """\
 `protocol.client` needs only pydantic and the standard library. It spawns `agentls serve` (or
 talks over a reader/writer pair you give it), initializes, and turns each prompt into an async

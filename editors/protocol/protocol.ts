@@ -53,14 +53,17 @@ export interface AgentlsWireTypes {
   PermissionOutcome?: PermissionOutcome;
   Plan?: Plan;
   PlanEntry?: PlanEntry;
+  Position?: Position;
   PromptOptions?: PromptOptions;
   PromptParams?: PromptParams;
   PromptResult?: PromptResult;
   Question?: Question;
   QuestionNote?: QuestionNote;
   QuestionOption?: QuestionOption;
+  Range?: Range;
   RequestPermissionParams?: RequestPermissionParams;
   RequestPermissionResult?: RequestPermissionResult;
+  ResourceContent?: ResourceContent;
   ResourceLink?: ResourceLink;
   SandboxStatus?: SandboxStatus;
   SearchHit?: SearchHit;
@@ -846,6 +849,16 @@ export interface PlanEntry {
   status: "pending" | "in_progress" | "completed" | "cancelled";
 }
 /**
+ * A place in a text document, 0-based (an LSP `Position`).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Position".
+ */
+export interface Position {
+  character?: number;
+  line: number;
+}
+/**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
  * via the `definition` "PromptOptions".
  */
@@ -867,8 +880,8 @@ export interface PromptParams {
    * @minItems 1
    */
   prompt: [
-    TextContent | ImageContent | ResourceLink,
-    ...(TextContent | ImageContent | ResourceLink)[]
+    TextContent | ImageContent | ResourceLink | ResourceContent,
+    ...(TextContent | ImageContent | ResourceLink | ResourceContent)[]
   ];
   sessionId: string;
 }
@@ -883,14 +896,50 @@ export interface TextContent {
   type: "text";
 }
 /**
- * A reference to a file the user attached by path or URI.
+ * A reference to a file the user attached by path or URI; the model is told where it is
+ * and reads it with its tools if it needs to.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
  * via the `definition` "ResourceLink".
  */
 export interface ResourceLink {
+  context?: ("selection" | "file" | "diagnostics" | "terminal") | null;
+  mimeType?: string | null;
   name?: string | null;
+  /**
+   * The part of the file meant (e.g. the selection).
+   */
+  range?: Range | null;
   type: "resource_link";
+  uri: string;
+}
+/**
+ * A span of a text document, 0-based, `end` exclusive (an LSP `Range`).
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Range".
+ */
+export interface Range {
+  end: Position;
+  start: Position;
+}
+/**
+ * Text the editor attached with the prompt (a selection, a file, the problems, terminal
+ * output): the model gets it as clearly delimited context with its path and line range.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "ResourceContent".
+ */
+export interface ResourceContent {
+  context?: ("selection" | "file" | "diagnostics" | "terminal") | null;
+  mimeType?: string | null;
+  name?: string | null;
+  /**
+   * Where `text` is in the file the URI names (e.g. the selection).
+   */
+  range?: Range | null;
+  text: string;
+  type: "resource";
   uri: string;
 }
 /**
@@ -1342,8 +1391,8 @@ export interface SteerParams {
    * @minItems 1
    */
   prompt: [
-    TextContent | ImageContent | ResourceLink,
-    ...(TextContent | ImageContent | ResourceLink)[]
+    TextContent | ImageContent | ResourceLink | ResourceContent,
+    ...(TextContent | ImageContent | ResourceLink | ResourceContent)[]
   ];
   sessionId: string;
 }

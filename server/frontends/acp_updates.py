@@ -192,17 +192,22 @@ def prompt_blocks(blocks: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(block, acp.ImageContentBlock):
             out.append({"type": "image", "data": block.data, "mimeType": block.mime_type})
         elif isinstance(block, acp.ResourceContentBlock):
-            out.append({"type": "resource_link", "uri": block.uri, "name": block.name})
+            link = {"type": "resource_link", "uri": block.uri, "name": block.name}
+            out.append(link | ({"mimeType": block.mime_type} if block.mime_type else {}))
         elif isinstance(block, acp.EmbeddedResourceContentBlock):
-            out.append({"type": "text", "text": embedded_text(block.resource)})
+            out.append(embedded_block(block.resource))
     return out
 
 
-def embedded_text(resource: acp.TextResourceContents | acp.BlobResourceContents) -> str:
+def embedded_block(resource: acp.TextResourceContents | acp.BlobResourceContents) -> dict:
+    """An embedded resource as attached context; a binary one is described, not sent."""
     if isinstance(resource, acp.TextResourceContents):
-        return f'<context uri="{resource.uri}">\n{resource.text}\n</context>'
-    size = len(base64.b64decode(resource.blob, validate=False))
-    return f'<context uri="{resource.uri}">(binary, {size} bytes)</context>'
+        text = resource.text
+    else:
+        size = len(base64.b64decode(resource.blob, validate=False))
+        text = f"(binary, {size} bytes)"
+    block = {"type": "resource", "uri": resource.uri, "text": text}
+    return block | ({"mimeType": resource.mime_type} if resource.mime_type else {})
 
 
 def prompt_response(result: PromptResult) -> acp.PromptResponse:

@@ -4,29 +4,31 @@ a stored session is read back. Writes are queued (see store.py); reads run in a 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-from protocol.content import ImageContent, ResourceLink, TextContent
+from protocol.content import ImageContent, TextContent
 from protocol.methods import PromptParams, PromptResult
 from server.sessions.model import ClientCapabilities, Session, Turn
+from server.sessions.prompt_input import label
 from server.sessions.store import JournalEntry, SessionRecord, Store
 
 EDITOR_TRUST = "workspaceTrusted"
 """Session state key: the editor vouched for the folder on `session/new`; a load keeps it."""
 
 
-def prompt_text(params: PromptParams) -> str:
-    """The prompt as the journal shows it."""
+def prompt_text(params: PromptParams, cwd: Path) -> str:
+    """The prompt as the journal shows it; attached context by its name (`label`)."""
     parts = []
     for block in params.prompt:
         if isinstance(block, TextContent):
             parts.append(block.text)
         elif isinstance(block, ImageContent):
             parts.append(f"[image {block.mime_type}]")
-        elif isinstance(block, ResourceLink):
-            parts.append(f"@{block.uri}")
+        else:
+            parts.append(label(block, cwd) or "")
     return "\n".join(parts)
 
 
@@ -87,7 +89,7 @@ class Recorder:
             "historyLength": length,
             "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
         }
-        text = prompt_text(params)
+        text = prompt_text(params, session.cwd)
         self.store.begin_turn(session.id, turn.id, text, trace, seq=seq, origin=origin)
 
     def update(self, session: Session, turn_id: str, seq: int, update: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Literal, cast
 import anyio
 
 from protocol import errors
-from protocol.content import ImageContent, ResourceLink, TextContent
+from protocol.content import TextContent
 from protocol.lifecycle import SandboxStatus
 from protocol.methods import (
     BackgroundSubagent,
@@ -49,23 +49,22 @@ from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
 from server.engines.base import EngineDriver, EngineError, SessionOffer
 from server.permissions import MODE_DESCRIPTIONS
-from server.providers.messages import ImagePart
 from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder, prompt_text
+from server.sessions.prompt_input import to_turn_input
 from server.sessions.recording import TraceTarget, tracing
 from server.sessions.reports import ReportTurns
 from server.sessions.sinks import TurnSinkImpl
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
 from server.tools.sandbox import probe, settings_from
-from server.turn import SessionSpec, TurnInput, TurnOutcome
+from server.turn import SessionSpec, TurnOutcome
 
 log = logging.getLogger(__name__)
 
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 CLOSE_WAIT_S = 30.0
 """How long closing a session waits for its cancelled turn to write its end."""
 
@@ -333,7 +332,7 @@ class SessionService(StoredSessions):
                     session, turn, params, caps, seq=session.seq, origin=report
                 )
             if origin == "report":
-                chunk = UserMessageChunk(text=prompt_text(params), origin="report")
+                chunk = UserMessageChunk(text=prompt_text(params, session.cwd), origin="report")
                 self._deliver(session, turn.id, chunk, seq=reserved)
                 for update in finals or []:
                     self._send(session, turn, update)
@@ -353,7 +352,7 @@ class SessionService(StoredSessions):
             turn.scope = scope
             with anyio.move_on_after(deadline) as deadline_scope:
                 try:
-                    turn_input = to_turn_input(turn.id, params)
+                    turn_input = to_turn_input(turn.id, params, session.cwd)
                     turn_input.origin = turn.origin
                     outcome = await session.engine.run_turn(session.handle, turn_input, sink)
                 except Exception as exc:
@@ -470,33 +469,3 @@ class SessionService(StoredSessions):
 def unsent_steers(session: Session) -> list[str]:
     """Steers the ended turn never took, taken back from the engine."""
     return list(session.engine.unsent_steers(session.handle))
-
-
-class BadPrompt(Exception):
-    """The prompt cannot be run as given (e.g. an unsupported image type)."""
-
-
-def to_turn_input(turn_id: str, params: PromptParams) -> TurnInput:
-    texts: list[str] = []
-    images: list[ImagePart] = []
-    for block in params.prompt:
-        if isinstance(block, TextContent):
-            texts.append(block.text)
-        elif isinstance(block, ImageContent):
-            if block.mime_type not in IMAGE_TYPES:
-                raise BadPrompt(
-                    f"unsupported image type {block.mime_type}; use one of {', '.join(IMAGE_TYPES)}"
-                )
-            images.append(ImagePart(f"data:{block.mime_type};base64,{block.data}"))
-        elif isinstance(block, ResourceLink):
-            texts.append(f"@{block.uri}")
-    options = params.options
-    return TurnInput(
-        turn_id=turn_id,
-        text="\n".join(texts),
-        images=images,
-        images_first=bool(params.prompt) and isinstance(params.prompt[0], ImageContent),
-        model=options.model if options else None,
-        think=options.think if options else None,
-        thinking_budget=options.thinking_budget if options else None,
-    )

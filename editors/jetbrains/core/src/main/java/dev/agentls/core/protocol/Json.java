@@ -21,7 +21,8 @@ public final class Json {
     static final TaggedUnion<ContentBlock> CONTENT = new TaggedUnion<>(ContentBlock.class, "type", null, null)
             .variant("text", ContentBlock.TextContent.class)
             .variant("image", ContentBlock.ImageContent.class)
-            .variant("resource_link", ContentBlock.ResourceLink.class);
+            .variant("resource_link", ContentBlock.ResourceLink.class)
+            .variant("resource", ContentBlock.ResourceContent.class);
 
     static final TaggedUnion<SessionUpdate> UPDATES = new TaggedUnion<>(SessionUpdate.class, "kind",
             SessionUpdate.Unknown::new, u -> ((SessionUpdate.Unknown) u).raw())
