@@ -29,7 +29,29 @@ export function parseMarkdown(source: string): Block[] {
   return parseBlocks(source.replace(/\r\n?/g, "\n").split("\n"));
 }
 
-function parseBlocks(lines: string[]): Block[] {
+/**
+ * A streamed text's blocks, of which the first `settled` cannot change whatever is appended.
+ * A block is settled once the block after it starts on a complete line, or on a line that
+ * follows a blank line and starts with a non-space character (a blank line ends any block but a
+ * fence, and only an indented line could continue a list after it). `offset` is where the rest
+ * starts in `source`; parsing from there gives the same blocks as parsing the whole.
+ */
+export function parseSettled(source: string): { blocks: Block[]; settled: number; offset: number } {
+  const breaks = /\r\n?|\n/g;
+  const lineStart = [0];
+  while (breaks.exec(source)) lineStart.push(breaks.lastIndex);
+  const lines = source.replace(/\r\n?/g, "\n").split("\n");
+  const starts: number[] = [];
+  const blocks = parseBlocks(lines, starts);
+  const last = lines.length - 1;
+  const settles = (line: number) => line < last || (!lines[line - 1].trim() && /^\S/.test(lines[line]));
+  let settled = starts.length - 1;
+  while (settled > 0 && !settles(starts[settled])) settled--;
+  return { blocks, settled: Math.max(settled, 0), offset: settled > 0 ? lineStart[starts[settled]] : 0 };
+}
+
+/** `starts`, when given, gets the line each top-level block starts on. */
+function parseBlocks(lines: string[], starts?: number[]): Block[] {
   const blocks: Block[] = [];
   let i = 0;
   while (i < lines.length) {
@@ -38,6 +60,7 @@ function parseBlocks(lines: string[]): Block[] {
       i++;
       continue;
     }
+    starts?.push(i);
     const fence = FENCE.exec(line);
     if (fence) {
       const end = lines.findIndex(

@@ -1,10 +1,9 @@
 // Items and Markdown to DOM. Each item renders to one element; the Transcript swaps an element
 // only when its item's `rev` changed, and remembers which cards the user opened or closed.
-import { append, h, icon, ICONS, type Child } from "./dom";
+import { h, icon, ICONS } from "./dom";
 import { askView } from "./ask";
-import { highlight } from "./highlight";
+import { LiveMarkdown } from "./mdview";
 import { inputView, outputView } from "./toolviews";
-import { parseMarkdown, type Block, type Inline } from "./markdown";
 import { diffBlock, fileLink, pre, section, type Actions } from "./parts";
 import {
   permissionWords,
@@ -15,94 +14,13 @@ import {
   type NoteItem,
   type PlanItem,
   type SubagentItem,
+  type TextItem,
+  type ThoughtItem,
   type ToolItem,
 } from "./state";
 
 export type { Actions };
-
-// -- Markdown -----------------------------------------------------------------------------------
-
-export function markdown(source: string, actions: Actions): HTMLElement {
-  const root = h("div", { class: "markdown" });
-  append(root, parseMarkdown(source).map((b) => block(b, actions)));
-  return root;
-}
-
-function block(b: Block, actions: Actions): Node {
-  switch (b.t) {
-    case "p":
-      return h("p", {}, inlines(b.c, actions));
-    case "h":
-      return h(`h${Math.min(b.level + 2, 6)}` as "h3", {}, inlines(b.c, actions));
-    case "code":
-      return codeBlock(b.text, b.lang, actions);
-    case "quote":
-      return h("blockquote", {}, b.c.map((x) => block(x, actions)));
-    case "list": {
-      const items = b.items.map((item) => h("li", {}, item.map((x) => block(x, actions))));
-      return b.ordered ? h("ol", { start: b.start !== 1 ? b.start : undefined }, items) : h("ul", {}, items);
-    }
-    case "table":
-      return h(
-        "div",
-        { class: "table-wrap" },
-        h(
-          "table",
-          {},
-          h("thead", {}, h("tr", {}, b.head.map((c) => h("th", {}, inlines(c, actions))))),
-          h("tbody", {}, b.rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, inlines(c, actions)))))),
-        ),
-      );
-    case "hr":
-      return h("hr");
-  }
-}
-
-function inlines(list: Inline[], actions: Actions): Child[] {
-  return list.map((x) => inline(x, actions));
-}
-
-function inline(x: Inline, actions: Actions): Child {
-  switch (x.t) {
-    case "text":
-      return x.v;
-    case "code":
-      return h("code", {}, x.v);
-    case "strong":
-    case "em":
-    case "del":
-      return h(x.t, {}, inlines(x.c, actions));
-    case "br":
-      return h("br");
-    case "link": {
-      const a = h("a", { href: x.href, title: x.href }, inlines(x.c, actions));
-      a.addEventListener("click", (event) => {
-        event.preventDefault();
-        if (x.href.startsWith("file:")) actions.openFile(decodeURI(x.href.replace(/^file:\/\//, "")));
-        else actions.openLink(x.href);
-      });
-      return a;
-    }
-  }
-}
-
-export function codeBlock(text: string, lang: string, actions: Actions): HTMLElement {
-  const code = h("code", { class: lang ? `lang-${lang}` : undefined });
-  for (const token of highlight(text, lang)) {
-    code.appendChild(token.cls ? h("span", { class: `tok-${token.cls}` }, token.text) : document.createTextNode(token.text));
-  }
-  const copy = h("button", { class: "copy", type: "button", "aria-label": "Copy code", title: "Copy" }, icon(ICONS.copy), "Copy");
-  copy.addEventListener("click", () => {
-    actions.copy(text);
-    copy.classList.add("copied");
-    copy.lastChild!.textContent = "Copied";
-    setTimeout(() => {
-      copy.classList.remove("copied");
-      copy.lastChild!.textContent = "Copy";
-    }, 1500);
-  });
-  return h("div", { class: "code-block" }, h("div", { class: "code-head" }, h("span", { class: "lang" }, lang || "text"), copy), h("pre", {}, code));
-}
+export { codeBlock, markdown } from "./mdview";
 
 // -- items --------------------------------------------------------------------------------------
 
@@ -213,9 +131,8 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
         item.images ? h("div", { class: "meta" }, `${item.images} image${item.images > 1 ? "s" : ""} attached`) : null,
       );
     case "text":
-      return h("div", { class: "msg agent", "data-kind": "text" }, markdown(item.text, actions));
     case "thought":
-      return h("details", { class: "thought", "data-kind": "thought", open: open ?? false }, h("summary", {}, "Thinking"), markdown(item.text, actions));
+      return streamedItem(item, actions, open).el;
     case "tool":
       return toolCard(item, actions, item.ask ? true : (open ?? toolOpenByDefault(item)));
     case "plan":
@@ -236,6 +153,17 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
   }
 }
 
+/** A text or thinking item, with the Markdown in it that grows as the item streams. */
+function streamedItem(item: TextItem | ThoughtItem, actions: Actions, open: boolean | undefined): { el: HTMLElement; live: LiveMarkdown } {
+  const live = new LiveMarkdown(actions);
+  live.update(item.text);
+  const el =
+    item.kind === "text"
+      ? h("div", { class: "msg agent", "data-kind": "text" }, live.el)
+      : h("details", { class: "thought", "data-kind": "thought", open: open ?? false }, h("summary", {}, "Thinking"), live.el);
+  return { el, live };
+}
+
 function noteView(item: NoteItem, actions: Actions): HTMLElement {
   const note = h("div", { class: "note", "data-kind": "note", role: "note" }, item.text);
   if (item.trust) {
@@ -248,7 +176,7 @@ function noteView(item: NoteItem, actions: Actions): HTMLElement {
 
 /** The conversation: keyed, incremental, keeps the user's open/closed choices and scroll. */
 export class Transcript {
-  private rendered = new Map<string, { rev: number; el: HTMLElement }>();
+  private rendered = new Map<string, { rev: number; el: HTMLElement; live?: LiveMarkdown }>();
   private openState = new Map<string, boolean>();
   private following = false;
 
@@ -270,12 +198,17 @@ export class Transcript {
     for (const item of items) {
       seen.add(item.id);
       let entry = this.rendered.get(item.id);
-      if (!entry || entry.rev !== item.rev) {
-        const el = renderItem(item, this.actions, this.openState.get(item.id));
-        el.dataset.itemId = item.id;
-        this.watchToggle(item.id, el);
-        if (entry) entry.el.replaceWith(el);
-        entry = { rev: item.rev, el };
+      if (entry?.live && entry.rev !== item.rev && (item.kind === "text" || item.kind === "thought")) {
+        // A streaming answer: append to what is shown, never rebuild it.
+        entry.live.update(item.text);
+        entry.rev = item.rev;
+      } else if (!entry || entry.rev !== item.rev) {
+        const open = this.openState.get(item.id);
+        const made = item.kind === "text" || item.kind === "thought" ? streamedItem(item, this.actions, open) : { el: renderItem(item, this.actions, open) };
+        made.el.dataset.itemId = item.id;
+        this.watchToggle(item.id, made.el);
+        if (entry) entry.el.replaceWith(made.el);
+        entry = { rev: item.rev, ...made };
         this.rendered.set(item.id, entry);
       }
       const expected: Element | null = prev ? prev.nextElementSibling : this.root.firstElementChild;

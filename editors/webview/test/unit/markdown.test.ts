@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { hunks, lineDiff } from "../../src/diff";
 import { highlight } from "../../src/highlight";
-import { parseInline, parseMarkdown } from "../../src/markdown";
+import { parseInline, parseMarkdown, parseSettled } from "../../src/markdown";
 
 test("blocks: heading, paragraph, list, code, quote, table, rule", () => {
   const md = "# Title\n\nSome *text* and `code`.\n\n- one\n- two\n\n```py\ndef f():\n    return 1\n```\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---";
@@ -73,4 +73,21 @@ test("line diff and hunks", () => {
     { op: "gap", skipped: 2 },
   ]);
   assert.deepEqual(lineDiff(null, "new\n"), [{ op: "+", text: "new" }]);
+});
+
+test("a streamed text's settled blocks are the whole text's, and parsing on from them gives the rest", () => {
+  const doc = [
+    "# Title\n\npara one\n***\n\n***x not a rule\n\n- a\n\n  b continues a\n- c\n\nd",
+    "a|b\n---\n|1|2|\n\n```\n\n# not a heading\n```\n\n- x\n  ```\n\ny\n```\n\n> q\n\n  indented\r\n\r\nend",
+  ].join("\n\n");
+  const whole = parseMarkdown(doc);
+  for (let n = 0; n <= doc.length; n++) {
+    const prefix = doc.slice(0, n);
+    const { blocks, settled, offset } = parseSettled(prefix);
+    assert.deepEqual(blocks, parseMarkdown(prefix), `the same parse at ${n}`);
+    assert.deepEqual(blocks.slice(0, settled), whole.slice(0, settled), `settled blocks at ${n}`);
+    assert.deepEqual(parseMarkdown(doc.slice(offset)), whole.slice(settled), `the rest from ${offset} at ${n}`);
+  }
+  assert.equal(parseSettled("one\n\ntwo").settled, 1, "a paragraph after a blank line settles the one before");
+  assert.equal(parseSettled("- one\n\n  two").settled, 0, "an indented line may continue the list");
 });
