@@ -317,3 +317,18 @@ async def test_a_question_about_a_folder_is_answered_from_its_listing(tmp_path: 
     req = ModelRequest(model="m", system="", messages=messages, tools=[READ, LIST, GREP])
     events = await collect(runtime, req)
     assert answer_of(events) == "plans holds 1 file, roadmap.txt."
+
+
+async def test_reading_a_folder_or_an_invented_file_in_a_named_folder_lists_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "roadmap.txt").write_text("Ship the parser\n")
+    request = "What is the first line of the file inside plans/?"
+    for path in ("plans/", "plans/notes.md"):
+        messages = [Message("user", [TextPart(request)]), context(str(tmp_path))]
+        runtime = ScriptedRuntime(json.dumps({"task": "read", "path": path}))
+        req = ModelRequest(model="m", system="", messages=messages, tools=[READ, LIST, GREP])
+        events = await collect(runtime, req)
+        (call,) = [e.call for e in events if isinstance(e, ToolCallReady)]
+        assert (call.name, call.arguments) == ("list_dir", {"path": "plans"}), path
