@@ -1,0 +1,130 @@
+// How a turn's outcomes read in the panel (headless Chromium): cancelled tool calls, the mode
+// label, a question nobody answered, a rejection, a resumed image, a cancelled turn's tokens.
+import assert from "node:assert/strict";
+import type { Server } from "node:http";
+import { after, before, test } from "node:test";
+import type { Browser } from "playwright-core";
+import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import type { HostToPanel } from "../../src/messages";
+import { fixture } from "../fixtures";
+import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+
+const SESSION = fixture("session_new.json").result as SessionInfoResult;
+
+let browser: Browser;
+let server: Server;
+let origin: string;
+
+before(async () => {
+  browser = await launchBrowser();
+  ({ server, origin } = await serveDist());
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function ready(p: PanelPage): Promise<void> {
+  await p.send({ type: "server", state: "ready" });
+  await p.send({ type: "session", session: SESSION });
+}
+
+let seq = 0;
+function update(turnId: string, update: SessionUpdateParams["update"]): HostToPanel {
+  return { type: "update", params: { sessionId: SESSION.sessionId, turnId, seq: ++seq, update } };
+}
+
+const INTERRUPTED = "Interrupted: the turn was stopped before this tool call finished; it did not complete.";
+
+test("a tool call cancelled mid-run says cancelled, never running, and no card is left open at the turn's end", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  const page = p.page;
+  await p.send(update("t1", { kind: "tool_call", toolCallId: "run", name: "bash", title: "Run `sleep 60`", toolKind: "execute", input: { command: "sleep 60" } }));
+  await p.send(update("t1", { kind: "tool_call_update", toolCallId: "run", status: "in_progress", output: "waiting\n" }));
+  await p.send(update("t1", { kind: "tool_call", toolCallId: "child", name: "grep", title: "Search TODO", toolKind: "search", input: { pattern: "TODO" }, parentToolCallId: "run" }));
+  await p.send(update("t1", { kind: "tool_call_update", toolCallId: "child", status: "in_progress" }));
+  await p.send(update("t1", { kind: "tool_call_update", toolCallId: "run", status: "failed", error: INTERRUPTED }));
+  await p.send(update("t1", { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: {} }));
+  for (const id of ["run", "child"]) {
+    const card = page.locator(`[data-tool-call-id=${id}]`);
+    assert.equal(await card.locator(".status").innerText(), "cancelled", `${id} says cancelled`);
+    if ((await card.locator("details").getAttribute("open")) === null) await card.locator("summary").click();
+    assert.equal(await card.locator(".error-text").count(), 0, `${id}: a cancel is no error`);
+    assert.match(await card.locator(".tool-body").innerText(), /Stopped with the turn/);
+  }
+  assert.equal(await page.locator(".status-in_progress, .status-pending").count(), 0);
+
+  await p.send(update("t2", { kind: "tool_call", toolCallId: "lost", name: "read_file", title: "Read a.py", toolKind: "read", input: { path: "a.py" } }));
+  await p.send(update("t2", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 2 } }));
+  assert.equal(await page.locator("[data-tool-call-id=lost]").getAttribute("data-status"), "failed", "a card the server never closed is closed at turn_end");
+  await page.close();
+});
+
+test("the mode label follows a mode switch and never shows a session that is gone", async () => {
+  const p = await openPanel(browser, origin, "jcef");
+  await ready(p);
+  const status = p.page.locator("#status");
+  assert.equal(await status.innerText(), "default mode");
+  await p.send({ type: "mode", modeId: "plan" });
+  assert.equal(await status.innerText(), "plan mode");
+  await p.send(update("t1", { kind: "mode_changed", mode: "acceptEdits", reason: "plan approved" }));
+  assert.equal(await status.innerText(), "acceptEdits mode");
+  await p.send({ type: "server", state: "restarting", message: "restarting agentls" });
+  await p.send({ type: "server", state: "ready" });
+  assert.equal(await status.innerText(), "Starting a session…", "the old session's mode is not shown for the next one");
+  await p.send({ type: "session", session: SESSION });
+  assert.equal(await status.innerText(), "default mode");
+  await p.page.close();
+});
+
+test("a question nobody answered in time says so; a rejection is a neutral note, not a red error", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  const page = p.page;
+  const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red" }, { label: "Blue" }], multiSelect: false }];
+  await p.send(update("t1", { kind: "tool_call", toolCallId: "q", name: "ask_user_question", title: "Ask: Which color?", toolKind: "think", input: { questions } }));
+  await p.send(update("t1", { kind: "question", questions }));
+  await p.send(update("t1", { kind: "tool_call_update", toolCallId: "q", status: "completed", output: JSON.stringify({ error: "user_timeout", hint: "x" }) }));
+  assert.match(await page.locator("[data-kind=note]").innerText(), /No answer in time/, "the question's note does not stay 'asked'");
+
+  const told = "The user denied this tool call. Do not retry it in another form; ask the user or choose another approach. The user said: not now";
+  for (const [id, status] of [["w1", "denied"], ["w2", "failed"]] as const) {
+    await p.send(update("t1", { kind: "tool_call", toolCallId: id, name: "write_file", title: "Write a.txt", toolKind: "edit", input: { path: "a.txt", content: "a" } }));
+    await p.send(update("t1", { kind: "tool_call_update", toolCallId: id, status, error: told }));
+    const card = page.locator(`[data-tool-call-id=${id}]`);
+    if ((await card.locator("details").getAttribute("open")) === null) await card.locator("summary").click();
+    assert.equal(await card.locator(".error-text").count(), 0, `${status}: the model's instruction is not shown as an error`);
+    assert.doesNotMatch(await card.innerText(), /Do not retry/);
+    assert.equal(await card.locator(".section .label", { hasText: /^Rejected$/i }).count(), 1, `${status}: a 'Rejected' note`);
+    assert.equal(await card.locator(".status").innerText(), "rejected");
+    const [pill, error] = await card.locator(".status").evaluate((el) => [getComputedStyle(el).color, getComputedStyle(document.documentElement).getPropertyValue("--error")]);
+    const probe = await page.evaluate((c) => {
+      const s = document.createElement("span");
+      s.style.color = c;
+      document.body.appendChild(s);
+      const v = getComputedStyle(s).color;
+      s.remove();
+      return v;
+    }, error.trim());
+    assert.notEqual(pill, probe, `${status}: the pill is not the error colour`);
+  }
+  await page.close();
+});
+
+test("a resumed prompt's image is an image chip; a cancelled turn shows no token counts it does not know", async () => {
+  const p = await openPanel(browser, origin, "jcef");
+  await ready(p);
+  const page = p.page;
+  await p.send(update("t1", { kind: "user_message_chunk", text: "what is on this screenshot?\n[image image/png]" }));
+  const user = page.locator("[data-kind=user]");
+  assert.equal(await user.locator(".bubble").innerText(), "what is on this screenshot?");
+  assert.doesNotMatch(await user.innerText(), /\[image/);
+  assert.deepEqual(await user.locator(".image-chip").allInnerTexts(), ["image"]);
+  await p.send(update("t1", { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: { inputTokens: 0, outputTokens: 0 } }));
+  await p.send(update("t2", { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: {} }));
+  assert.equal(await page.locator("[data-kind=turn] .usage").count(), 0);
+  assert.doesNotMatch(await page.locator("#transcript").innerText(), /0 in|0 out/);
+  await page.close();
+});
