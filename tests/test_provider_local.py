@@ -488,16 +488,14 @@ async def test_a_repeated_call_is_replaced_by_an_answer() -> None:
 async def test_a_repeated_failing_look_must_take_another_task(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     listing = ToolSpec("list_dir", "List a directory.", {"type": "object", "properties": {}})
-    call = ToolCallPart("c1", "read_file", {"path": "notes/x"})
+    call = ToolCallPart("c1", "read_file", {"path": "x"})
     messages = [
         Message("user", [TextPart("What is in notes?")]),
         Message("assistant", [call]),
         Message("tool", [ToolResultPart("c1", "read_file", "no such file", is_error=True)]),
         context(str(tmp_path)),
     ]
-    runtime = ScriptedRuntime(
-        '{"task": "read", "path": "notes/x"}', '{"task": "list", "path": "notes"}'
-    )
+    runtime = ScriptedRuntime('{"task": "read", "path": "x"}', '{"task": "list", "path": "notes"}')
     req = ModelRequest(model="m", system="", messages=messages, tools=[READ, listing])
     events = await collect(runtime, req)
     assert [e.call.name for e in events if isinstance(e, ToolCallReady)] == ["list_dir"]

@@ -163,16 +163,21 @@ class LocalProvider:
             kinds = [k for k in kinds if k.name in local_plan.PATH_KINDS] or kinds
         if pending:
             first = local_plan.edit_schema(pending[1])
+        elif files := _to_read(turn, kinds):
+            # A listing shows names, not what a file says: the file is read before the answer.
+            look_first = True
+            kinds = [k for k in kinds if k.name in ("read", "list")]
+            first = local_plan.plan_schema(kinds, answer=False, paths={"read": files})
         else:
             first = local_plan.plan_schema(kinds, answer=not look_first)
         async for event in step.run(first):
             yield event
-        call = _call(step.value, pending, turn.request)
+        call = _call(step.value, pending, turn)
         nudge, retry = self._refusal(call, turn, kinds, tools, look_first, first)
         if nudge:
             async for event in step.again(nudge, retry):
                 yield event
-            call = _call(step.value, pending, turn.request)
+            call = _call(step.value, pending, turn)
         if call is not None:
             yield ToolCallReady(call)
             yield Finish("tool_use", step.usage)
@@ -336,13 +341,23 @@ def _parse(reply: _Reply, text: str) -> dict[str, Any]:
 
 
 def _call(
-    value: dict[str, Any], pending: tuple[str, list[str]] | None, request: str
+    value: dict[str, Any], pending: tuple[str, list[str]] | None, turn: local_turn.Turn
 ) -> ToolCallPart | None:
     if value.get("task") in local_plan.BY_NAME:
-        return local_plan.to_call(value)
+        return turn.resolve(local_plan.to_call(value))
     if pending and ("replaces" in value or "append" in value):
-        return local_plan.edit_call(pending[0], pending[1], value, request=request)
+        return local_plan.edit_call(pending[0], pending[1], value, request=turn.request)
     return None
+
+
+def _to_read(turn: local_turn.Turn, kinds: list[local_plan.Kind]) -> list[str]:
+    """The files a request about a file's contents must read one of, when listings are all
+    this turn has looked at; [] when it may answer."""
+    if not turn.only_listed() or not local_turn.asks_contents(turn.request):
+        return []
+    if "read" not in {k.name for k in kinds}:
+        return []
+    return [path for path in turn.listed() if not path.endswith("/")]
 
 
 def _problem(answer: str, evidence: ground.Evidence, phrases: set[str]) -> str | None:

@@ -21,6 +21,10 @@ CLOUD_HINT = (
 _PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]*[A-Za-z_][\w-]+\.[A-Za-z]\w{0,5}(?![\w/])")
 _QUOTED = re.compile(r'"([^"\n]{3,})"|`([^`\n]{3,})`|(?<!\w)\'([^\'\n]{3,})\'(?!\w)')
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.]*\d)")
+_LINE_PREFIX = re.compile(r"^\d+: ", re.MULTILINE)
+_LINE_REFERENCE = re.compile(r"\blines?[ \t]+(\d+(?:[ \t]*(?:,|and|or|to|-|\u2013)[ \t]*\d+)*)", re.I)
+_WORDS = "two three four five six seven eight nine ten eleven twelve".split()
+_NUMBER_WORD = re.compile(rf"\b({'|'.join(_WORDS)})\b", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -29,14 +33,39 @@ def normalize(text: str) -> str:
 
 
 class Evidence:
-    """What this turn showed: the request, the calls made and their results, as plain text."""
+    """What this turn showed: the request, the calls made and their results, as plain text.
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    Numbers are taken from `stated` (the request and the results as the model read them;
+    `texts` when not given) with the line numbers of a file's lines set apart: a count must be
+    one the results state, or one of `counts` (what can be counted in them); a line number one
+    they show."""
+
+    def __init__(
+        self,
+        texts: Iterable[str],
+        *,
+        stated: Iterable[str] | None = None,
+        counts: Iterable[int] = (),
+    ) -> None:
+        texts = list(texts)
+        said = "\n".join(texts if stated is None else stated)
         self.text = normalize("\n".join(texts))
-        self.numbers = {int(n) for n in _NUMBER.findall(self.text)}
+        self.lines = {int(n.rstrip(": ")) for n in _LINE_PREFIX.findall(said)}
+        self.numbers = {int(n) for n in _NUMBER.findall(_LINE_PREFIX.sub("", said))}
+        self.numbers |= set(counts)
+        self.totals = {int(n) for n in re.findall(r"\b(\d+) lines\b", said)}
+        for reference in _LINE_REFERENCE.findall(said):
+            self.lines |= {int(n) for n in re.findall(r"\d+", reference)}
 
     def has(self, fact: str) -> bool:
         return normalize(fact) in self.text
+
+    def has_count(self, number: int) -> bool:
+        """A number stated or counted, or a file's lines but one (a header, a closing line)."""
+        return number in self.numbers or number + 1 in self.totals
+
+    def has_line(self, number: int) -> bool:
+        return number in self.lines or number in self.numbers
 
 
 def example_phrases(shots: list[dict[str, str]]) -> set[str]:
@@ -79,9 +108,13 @@ def unfounded(answer: str, evidence: Evidence) -> list[str]:
     facts = _PATH.findall(answer)
     facts += [q for groups in _QUOTED.findall(answer) for q in groups if q]
     missing = [f.strip("./") for f in facts if f.strip("./") and not evidence.has(f.strip("./"))]
-    for number in {int(n) for n in _NUMBER.findall(answer)}:
-        if number > 1 and not {number, number + 1} & evidence.numbers:
-            missing.append(str(number))
+    lines: list[int] = []
+    for reference in _LINE_REFERENCE.findall(answer):
+        lines += [int(n) for n in re.findall(r"\d+", reference)]
+    missing += [str(n) for n in lines if n > 1 and not evidence.has_line(n)]
+    rest = _NUMBER.findall(_LINE_REFERENCE.sub(" ", answer))
+    rest += [str(_WORDS.index(w.lower()) + 2) for w in _NUMBER_WORD.findall(answer)]
+    missing += [n for n in rest if int(n) > 1 and not evidence.has_count(int(n))]
     return list(dict.fromkeys(missing))
 
 

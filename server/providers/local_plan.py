@@ -146,11 +146,14 @@ PATH_KINDS = ("outline", "read", "edit", "run")
 """the kinds that look at one file the request names"""
 
 
-def kind_branch(kind: Kind) -> dict[str, Any]:
+def kind_branch(kind: Kind, *, paths: list[str] | None = None) -> dict[str, Any]:
+    """The step of one kind; `paths`, when given, are the only paths it may take."""
     properties: dict[str, Any] = {"task": {"const": kind.name}}
     properties.update({f: {"type": "string", "minLength": 1} for f in kind.fields})
     if kind.name == "find_definition":  # a name, never a file: "release.sh" is read, not sought
         properties["name"] = {"type": "string", "pattern": IDENTIFIER}
+    if paths and "path" in kind.fields:
+        properties["path"] = {"enum": paths}
     return {
         "type": "object",
         "properties": properties,
@@ -159,9 +162,12 @@ def kind_branch(kind: Kind) -> dict[str, Any]:
     }
 
 
-def plan_schema(kinds: list[Kind], *, answer: bool = True) -> dict[str, Any]:
-    """One task of `kinds`, or (when `answer`, or when there is no kind) the final answer."""
-    branches = [kind_branch(k) for k in kinds]
+def plan_schema(
+    kinds: list[Kind], *, answer: bool = True, paths: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """One task of `kinds`, or (when `answer`, or when there is no kind) the final answer;
+    `paths` holds, by kind, the only paths a kind may take."""
+    branches = [kind_branch(k, paths=(paths or {}).get(k.name)) for k in kinds]
     if answer or not branches:
         branches.append(answer_branch())
     return branches[0] if len(branches) == 1 else {"anyOf": branches}

@@ -8,9 +8,14 @@ Escaped JSON with absolute paths is hard for a small model to read: it misses a 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from typing import Any
 
 LISTING_NOTE = "(names only: read a file to see what it contains)"
+TABLES = (".csv", ".tsv")
+"""files whose first line names the columns of the rows below it"""
+_LINE = re.compile(r"^\d+: ?")
 
 
 def render(name: str, arguments: dict[str, Any], content: str, *, cwd: str = "") -> str:
@@ -72,8 +77,10 @@ def _matches(_arguments: dict[str, Any], value: dict[str, Any]) -> str:
 
 
 def _file(arguments: dict[str, Any], value: dict[str, Any]) -> str:
-    total = int(value["totalLines"])
-    head = f"{arguments.get('path', 'the file')}: {_count(total, 'line')}"
+    total, path = int(value["totalLines"]), str(arguments.get("path", "the file"))
+    head = f"{path}: {_count(total, 'line')}"
+    if path.lower().endswith(TABLES) and total > 1:
+        head += f" (a header line and {_count(total - 1, 'row')})"
     start, end = value.get("startLine", 1), value.get("endLine", total)
     if (start, end) != (1, total) and total:
         head += f" (lines {start} to {end} shown)"
@@ -92,6 +99,42 @@ def _found(_arguments: dict[str, Any], value: dict[str, Any]) -> str:
     if not files:
         return "no file matches"
     return f"{_count(int(value['totalFiles']), 'file')}: {', '.join(files)}"
+
+
+def countable(name: str, content: str) -> set[int]:
+    """What can be counted in a result besides the counts it states: a file's lines by how
+    they start (its functions, headings, list items), its non-empty lines; a listing's entries
+    and its files by extension; a search's matches in each file."""
+    try:
+        value = json.loads(content)
+        if name == "read_file":
+            return _lines_counted([_LINE.sub("", x) for x in str(value["content"]).split("\n")])
+        if name == "list_dir":
+            return _entries_counted([str(e) for e in value["entries"]])
+        if name == "grep":
+            files = Counter(str(m["file"]) for m in value["matches"])
+            return set(files.values())
+    except (ValueError, KeyError, TypeError):
+        pass
+    return set()
+
+
+def _lines_counted(lines: list[str]) -> set[int]:
+    filled = [line.strip() for line in lines if line.strip()]
+    starts = Counter(_start(line) for line in filled)
+    return {len(filled), *starts.values()}
+
+
+def _start(line: str) -> str:
+    """The first word of a line, or its leading marks ("#", "##", "-") when it opens with them."""
+    marks = re.match(r"[^\w\s]+", line)
+    return marks.group(0) if marks else re.split(r"[^\w]", line, maxsplit=1)[0]
+
+
+def _entries_counted(entries: list[str]) -> set[int]:
+    files = [e for e in entries if not e.endswith("/")]
+    kinds = Counter(e.rsplit(".", 1)[-1].lower() for e in files if "." in e.lstrip("."))
+    return {len(entries), *kinds.values()}
 
 
 def _count(number: int, noun: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from server.providers import local_plan, local_results
@@ -21,6 +21,11 @@ _PROJECT_WORDS = re.compile(
 )
 _IDENTIFIER = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}_\w+)\b")
 _NUMBERED = re.compile(r"^\d+: ?(.*)$")
+_CONTENTS = re.compile(
+    r"\b(lines?|read|open|quote|summari[sz]e|summary|gist|explain|says?)\b|"
+    r"\bwhat does (?:the|that|this|its) (?:only )?file\b",
+    re.IGNORECASE,
+)
 WRITES = ("edit_file", "write_file")
 
 
@@ -58,6 +63,55 @@ class Turn:
             and path in self.request
         )
 
+    def listed(self) -> list[str]:
+        """The entries this turn's listings showed, as paths from the workspace (folders end
+        with "/")."""
+        paths = []
+        for call in self.calls:
+            result = self.results.get(call.id)
+            if call.name != "list_dir" or result is None or result.is_error:
+                continue
+            try:
+                entries = [str(e) for e in json.loads(result.content)["entries"]]
+            except (ValueError, KeyError, TypeError):
+                continue
+            folder = str(call.arguments.get("path") or ".").strip("/")
+            folder = "" if folder in ("", ".") else folder.removeprefix("./") + "/"
+            paths += [folder + e for e in entries if " -> " not in e]
+        return list(dict.fromkeys(paths))
+
+    def only_listed(self) -> bool:
+        """Whether the calls that succeeded since the request were all listings."""
+        done = [c for c in self.calls if c.id in self.results and not self.results[c.id].is_error]
+        return bool(done) and all(c.name == "list_dir" for c in done)
+
+    def resolve(self, call: ToolCallPart) -> ToolCallPart:
+        """The call a small model means by its path: a name a listing showed, in the folder
+        listed (after listing plans/ it asks for "roadmap.txt"); a read of a folder, or of a
+        file it invents in a folder the request names, is a listing of that folder."""
+        path = str(call.arguments.get("path", "")).removeprefix("./").rstrip("/")
+        if not path or call.name == "write_file":
+            return call
+        if not self.exists(path):
+            for listed in self.listed():
+                if listed.rstrip("/").rsplit("/", 1)[-1] == path and self.exists(listed):
+                    path = listed.rstrip("/")
+                    return replace(call, arguments={**call.arguments, "path": path})
+        if call.name != "read_file":
+            return call
+        folder = self._folder_meant(path)
+        return local_plan.to_call({"task": "list", "path": folder}) if folder else call
+
+    def _folder_meant(self, path: str) -> str | None:
+        root = Path(self.cwd)
+        if self.cwd and (root / path).is_dir():
+            return path
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        if not parent or self.exists(path) or path in self.request:
+            return None
+        named = {p.resolve() for p in named_paths(self.request, self.cwd) if p.is_dir()}
+        return parent if (root / parent).resolve() in named else None
+
     def pending_edit(self) -> tuple[str, list[str]] | None:
         """The path and lines of the file an edit task has just read, if that was the last call."""
         if not self.calls or local_plan.kind_of(self.calls[-1]) != "edit":
@@ -76,15 +130,20 @@ class Turn:
     def evidence(self) -> Evidence:
         """The request and the results; not the calls, which may be the model's own guesses,
         except for what a successful edit wrote (it is in the file now)."""
-        texts = [self.request]
+        texts, stated, counts = [self.request], [self.request], set()
         for call in self.calls:
             result = self.results.get(call.id)
             if result is None:
                 continue
-            texts += [result.content, self._shown(call, result)]
+            shown = self._shown(call, result)
+            texts += [result.content, shown]
+            stated.append(shown)
+            if not result.is_error:
+                counts |= local_results.countable(call.name, result.content)
             if call.name in WRITES and not result.is_error:
                 texts.append(json.dumps(call.arguments, ensure_ascii=False))
-        return Evidence(texts)
+                stated.append(json.dumps(call.arguments, ensure_ascii=False))
+        return Evidence(texts, stated=stated, counts=counts)
 
     def found(self) -> list[str]:
         """What each call found, one short line each."""
@@ -143,6 +202,12 @@ def named_paths(request: str, cwd: str) -> list[Path]:
         if word and (root / word).exists():
             found.append(root / word)
     return found
+
+
+def asks_contents(request: str) -> bool:
+    """Whether the request asks what a file says (its lines, a summary), which a listing of
+    its folder does not show."""
+    return bool(_CONTENTS.search(request))
 
 
 def names_a_file(request: str, cwd: str) -> bool:
