@@ -332,3 +332,15 @@ async def test_reading_a_folder_or_an_invented_file_in_a_named_folder_lists_it(
         events = await collect(runtime, req)
         (call,) = [e.call for e in events if isinstance(e, ToolCallReady)]
         assert (call.name, call.arguments) == ("list_dir", {"path": "plans"}), path
+
+
+async def test_an_edit_that_leaves_its_line_as_it_was_is_asked_again(tmp_path: Path) -> None:
+    runtime = ScriptedRuntime(
+        '{"new_line": "host = a", "replaces": "host = a"}',
+        '{"new_line": "host = b", "replaces": "host = a"}',
+    )
+    events = await collect(runtime, collect_request(after_edit_read(tmp_path)))
+    calls = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert [c.arguments["new_string"] for c in calls] == ["    host = b"]
+    assert "would not change" in runtime.bodies[1]["messages"][-1]["content"]
+    assert sent_schema(runtime, 1) == local_plan.edit_schema(LINES)
