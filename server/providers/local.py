@@ -10,10 +10,15 @@ Results come back as short plain lines with their counts (`local_results`). Guar
   name, or speaks of files) gets no answer until a call has succeeded;
 - no repeats: a call it already made since the request is not run again; the model is asked
   for its answer instead (or, while nothing has succeeded, for another kind of task);
+- read before answering: a question about what a file says, when the turn has only listed
+  folders, must read one of the files listed first; a name a listing showed is read in its
+  folder, and a read of a folder lists it;
+- an edit step that leaves its line as it was is asked again;
 - after `MAX_CALLS` calls it must answer;
 - grounded answers (`local_ground`): an answer that follows calls is checked before it is
-  shown: the file names, quoted text and numbers it states must be in this turn's results, and
-  text found only in the worked examples is refused. One retry; then the user is told what was
+  shown: the file names, quoted text and numbers it states must be in this turn's results (a
+  count stated or countable in them, a line number shown), and text found only in the worked
+  examples is refused. One retry; then the user is told what was
   found and that a cloud model does better. An answer with no call before it (a general
   question) streams as it is generated.
 
@@ -196,8 +201,9 @@ class LocalProvider:
         look_first: bool,
         first: dict[str, Any],
     ) -> tuple[str, dict[str, Any]]:
-        """Why a call is not made (a repeat, or text of the worked examples) and the step to
-        take instead; ("", {}) when it is made."""
+        """Why a call is not made (a repeat, an edit that changes nothing, a write over a file
+        that exists, text of the worked examples) and the step to take instead; ("", {}) when
+        it is made."""
         if call is None:
             return "", {}
         if turn.repeats(call):
@@ -205,6 +211,11 @@ class LocalProvider:
             if others:
                 return local_prompt.NUDGE_OTHER, local_plan.plan_schema(others, answer=False)
             return local_prompt.NUDGE, answer_branch()
+        if (
+            call.name == "edit_file"
+            and call.arguments["old_string"] == call.arguments["new_string"]
+        ):
+            return local_prompt.NUDGE_SAME, first
         if call.name == "write_file" and turn.exists(str(call.arguments.get("path", ""))):
             # A small model "appends" by writing the whole file again, from memory.
             nudge = local_prompt.NUDGE_EXISTS.format(path=call.arguments["path"])

@@ -46,6 +46,10 @@ NUDGE = (
 )
 NUDGE_OTHER = "You already did that and it did not work. Take a different task."
 NUDGE_EXISTS = "{path} already exists: to change it, take an edit task, which keeps its lines."
+NUDGE_SAME = (
+    'That line would not change. Write "new_line" as the line must become, and pick in '
+    '"replaces" the line that the request changes.'
+)
 NUDGE_EXAMPLE = (
     '"{text}" comes from the worked example, not from this request. Take the task this '
     "request needs, or answer with what the results above show."
