@@ -344,3 +344,17 @@ async def test_an_edit_that_leaves_its_line_as_it_was_is_asked_again(tmp_path: P
     assert [c.arguments["new_string"] for c in calls] == ["    host = b"]
     assert "would not change" in runtime.bodies[1]["messages"][-1]["content"]
     assert sent_schema(runtime, 1) == local_plan.edit_schema(LINES)
+
+
+async def test_the_name_a_definition_is_sought_by_is_a_word_of_the_request() -> None:
+    messages = [Message("user", [TextPart("Which file declares the Orchard_2 class?")])]
+    runtime = ScriptedRuntime('{"task": "find_definition", "name": "Orchard_2"}')
+    req = ModelRequest(model="m", system="", messages=messages, tools=[READ, GREP])
+    await collect(runtime, req)
+    (branch,) = [
+        b
+        for b in sent_schema(runtime)["anyOf"]
+        if b["properties"]["task"] == {"const": "find_definition"}
+    ]
+    words = ["Which", "file", "declares", "the", "Orchard_2", "class"]
+    assert branch["properties"]["name"] == {"enum": words}
