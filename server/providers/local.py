@@ -172,9 +172,11 @@ class LocalProvider:
             # A listing shows names, not what a file says: the file is read before the answer.
             look_first = True
             kinds = [k for k in kinds if k.name in ("read", "list")]
-            first = local_plan.plan_schema(kinds, answer=False, paths={"read": files})
+            first = local_plan.plan_schema(
+                kinds, answer=False, paths={"read": files}, request=turn.request
+            )
         else:
-            first = local_plan.plan_schema(kinds, answer=not look_first)
+            first = local_plan.plan_schema(kinds, answer=not look_first, request=turn.request)
         async for event in step.run(first):
             yield event
         call = _call(step.value, pending, turn)
@@ -209,7 +211,8 @@ class LocalProvider:
         if turn.repeats(call):
             others = [k for k in kinds if k.name != local_plan.kind_of(call)] if look_first else []
             if others:
-                return local_prompt.NUDGE_OTHER, local_plan.plan_schema(others, answer=False)
+                retry = local_plan.plan_schema(others, answer=False, request=turn.request)
+                return local_prompt.NUDGE_OTHER, retry
             return local_prompt.NUDGE, answer_branch()
         if (
             call.name == "edit_file"
@@ -220,7 +223,8 @@ class LocalProvider:
             # A small model "appends" by writing the whole file again, from memory.
             nudge = local_prompt.NUDGE_EXISTS.format(path=call.arguments["path"])
             unwritten = [k for k in kinds if k.name != "write"]
-            return nudge, local_plan.plan_schema(unwritten, answer=bool(turn.calls))
+            retry = local_plan.plan_schema(unwritten, answer=bool(turn.calls), request=turn.request)
+            return nudge, retry
         phrases = ground.example_phrases(local_prompt.example(tools))
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         copied = ground.copied_example(arguments, turn.evidence(), phrases)

@@ -146,12 +146,15 @@ PATH_KINDS = ("outline", "read", "edit", "run")
 """the kinds that look at one file the request names"""
 
 
-def kind_branch(kind: Kind, *, paths: list[str] | None = None) -> dict[str, Any]:
-    """The step of one kind; `paths`, when given, are the only paths it may take."""
+def kind_branch(kind: Kind, *, paths: list[str] | None = None, request: str = "") -> dict[str, Any]:
+    """The step of one kind; `paths`, when given, are the only paths it may take. The name a
+    definition is sought by is a word of the `request` (a small model otherwise seeks one it
+    makes up from the request's words), never a file name: "release.sh" is read, not sought."""
     properties: dict[str, Any] = {"task": {"const": kind.name}}
     properties.update({f: {"type": "string", "minLength": 1} for f in kind.fields})
-    if kind.name == "find_definition":  # a name, never a file: "release.sh" is read, not sought
-        properties["name"] = {"type": "string", "pattern": IDENTIFIER}
+    if kind.name == "find_definition":
+        words = list(dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", request)))
+        properties["name"] = {"enum": words} if words else {"type": "string", "pattern": IDENTIFIER}
     if paths and "path" in kind.fields:
         properties["path"] = {"enum": paths}
     return {
@@ -163,11 +166,15 @@ def kind_branch(kind: Kind, *, paths: list[str] | None = None) -> dict[str, Any]
 
 
 def plan_schema(
-    kinds: list[Kind], *, answer: bool = True, paths: dict[str, list[str]] | None = None
+    kinds: list[Kind],
+    *,
+    answer: bool = True,
+    paths: dict[str, list[str]] | None = None,
+    request: str = "",
 ) -> dict[str, Any]:
     """One task of `kinds`, or (when `answer`, or when there is no kind) the final answer;
-    `paths` holds, by kind, the only paths a kind may take."""
-    branches = [kind_branch(k, paths=(paths or {}).get(k.name)) for k in kinds]
+    `paths` holds, by kind, the only paths a kind may take (see `kind_branch`)."""
+    branches = [kind_branch(k, paths=(paths or {}).get(k.name), request=request) for k in kinds]
     if answer or not branches:
         branches.append(answer_branch())
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
