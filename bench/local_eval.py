@@ -217,6 +217,17 @@ TASKS = [
     ),
     Task("missing", "Read notes/missing.txt and tell me its first line.", not_found),
     Task("missing", "What is in the file docs/api.md?", not_found),
+    Task(
+        "two-step",
+        "Open the only file in the config folder and tell me which currency it sets.",
+        says("EUR"),
+    ),
+    Task("two-step", "What is the first line of the file inside docs/?", says("Changes in Ledger")),
+    Task(
+        "two-step",
+        "Read whatever file the scripts directory holds and tell me what it does.",
+        says("tag"),
+    ),
 ]
 TINY = 4
 THREADS = 2
@@ -277,6 +288,8 @@ HELD_OUT = [
     ),
     Task("missing", "Show me pantry/prices.py.", not_found),
     Task("missing", "Summarize docs/install.md.", not_found),
+    Task("two-step", "What does the file in the web folder print?", says("listening")),
+    Task("two-step", "Show the first line of the file in data/.", says("Monday")),
 ]
 """Tasks on a second fixture, written once the main set passed and never tuned against: how
 far the main set's figures carry to prompts the embedded model's prompt was not shaped on."""

@@ -1,14 +1,18 @@
 """The local-model evaluation's own checks (`python -m bench local-eval` runs the model): the
 example markers are the worked examples' text and not the fixture's, and each checker refuses
-the untouched fixture where the task asks for a change or a fact it does not state."""
+the untouched fixture where the task asks for a change or a fact it does not state. One slow
+test runs a task of each kind with the real model, as the bench does."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from bench import local_eval
-from server.providers import local_prompt
+from server.providers import local_model, local_prompt
 from server.providers.messages import ToolSpec
 
 
@@ -79,3 +83,27 @@ def test_the_held_out_tasks_are_new_prompts_on_their_own_fixture(tmp_path: Path)
     recipes = ws / "pantry" / "recipes.py"
     recipes.write_text(recipes.read_text().replace("<= 20", "<= 30"))
     assert all(task.check("Done.", ws) for task in edits)
+
+
+def one_of_each_kind() -> list[local_eval.Task]:
+    return list({task.kind: task for task in reversed(local_eval.TASKS)}.values())[::-1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.skipif(
+    not local_model.available(),
+    reason=f"the embedded local model is not installed ({local_model.INSTALL_HINT})",
+)
+def test_a_task_of_each_kind_with_the_real_model(tmp_path: Path) -> None:
+    """The first task of each kind, through a real `agentls serve`, seeded as the bench runs
+    them: nearly all right, none quoting the worked examples, every turn completed."""
+    tasks = one_of_each_kind()
+    local_model.ensure_model(local_model.DEFAULT_MODEL)
+    rows = asyncio.run(local_eval.evaluate(tmp_path, tasks))
+    for row in rows:
+        print(f"{row['correct']!s:5} {row['seconds']:6.1f} s {row['prompt']!r}: {row['answer']!r}")
+    assert [row["kind"] for row in rows] == [task.kind for task in tasks]
+    assert all(row["terminal"] == "completed" for row in rows), rows
+    assert not any(row["examples_quoted"] for row in rows), rows
+    assert sum(bool(row["correct"]) for row in rows) >= len(rows) - 2, rows

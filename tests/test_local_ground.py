@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from server.providers import local_ground as ground
 from server.providers import local_plan
 from server.providers.messages import Message, ModelRequest, TextDelta, TextPart, ToolResultPart
 from tests.test_provider_local import READ, ScriptedRuntime, collect
@@ -59,3 +60,11 @@ async def test_a_line_number_the_results_do_not_show_is_retried() -> None:
     turn = read_turn("Where does t.py define test_b?", "t.py", TESTS)
     _, runtime = await answer(turn, "On line 9 of t.py.", "On line 6 of t.py.")
     assert "do not show 9" in runtime.bodies[1]["messages"][-1]["content"]
+
+
+async def test_an_answer_quoting_the_worked_examples_is_retried_then_replaced() -> None:
+    turn = read_turn("What is the first line of t.csv?", "t.csv", TABLE)
+    text, runtime = await answer(turn, "It says 'Sow in March.'", "It says Sow in March.")
+    assert "comes from the worked example" in runtime.bodies[1]["messages"][-1]["content"]
+    assert "Sow in March" not in text and ground.CLOUD_HINT in text
+    assert text.startswith("I am not sure of the answer. What I found: t.csv: 5 lines")
