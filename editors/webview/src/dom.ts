@@ -66,4 +66,5 @@ export const ICONS: Record<string, string[]> = {
   attach: ["M11 4.5l-5 5a1.4 1.4 0 0 0 2 2l5.5-5.5a2.8 2.8 0 0 0-4-4L4 7.5a4.2 4.2 0 0 0 6 6l4-4"],
   copy: ["M5 5h8v9H5z", "M3 11V2h8"],
   close: ["M4 4l8 8M12 4l-8 8"],
+  image: ["M2 3h12v10H2z", "M2 11l3.5-3.5 3 3 2-2L14 12", "M10.5 5.5h.01"],
 };

@@ -2,7 +2,8 @@
 import type { Diff, Location, PermissionOption, PlanEntry, SessionInfoResult, ToolCall, ToolCallRef, Usage } from "../../protocol/protocol";
 import type { ServerState, SessionRow, SetupWay } from "./messages";
 
-export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "denied";
+/** The wire's statuses, and "cancelled": stopped with its turn (the panel's own word for it). */
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed" | "denied" | "cancelled";
 
 interface ItemBase {
   id: string;

@@ -10,6 +10,7 @@ import {
   TERMINAL_WORDS,
   usageText,
   deniedText,
+  userRejected,
   type Item,
   type NoteItem,
   type PlanItem,
@@ -17,6 +18,7 @@ import {
   type TextItem,
   type ThoughtItem,
   type ToolItem,
+  type UserItem,
 } from "./state";
 
 export type { Actions };
@@ -29,7 +31,8 @@ const STATUS_WORDS: Record<string, string> = {
   in_progress: "running",
   completed: "done",
   failed: "failed",
-  denied: "denied",
+  denied: "not run",
+  cancelled: "cancelled",
 };
 
 function toolOpenByDefault(item: ToolItem): boolean {
@@ -54,7 +57,8 @@ export function displayPath(path: string, cwd?: string): string {
 
 function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement {
   const status = item.note && item.status !== "in_progress" ? "note" : item.status;
-  const statusWord = item.ask ? "needs you" : status === "note" ? "no answer" : (STATUS_WORDS[item.status] ?? item.status);
+  const rejected = item.status === "denied" && userRejected(item.error, item.permission);
+  const statusWord = item.ask ? "needs you" : status === "note" ? "no answer" : rejected ? "rejected" : (STATUS_WORDS[item.status] ?? item.status);
   const summary = h(
     "summary",
     {},
@@ -72,8 +76,9 @@ function toolCard(item: ToolItem, actions: Actions, open: boolean): HTMLElement 
     inputView(item, actions),
     diffView(item, actions),
     outputView(item),
-    item.status === "denied" ? section("Not run", h("p", { class: "denied-text" }, deniedText(item.error, item.permission))) : null,
-    item.error && !item.note && item.status !== "denied" ? section("Error", pre(item.error, "error-text")) : null,
+    item.status === "denied" ? section(rejected ? "Rejected" : "Not run", h("p", { class: "denied-text" }, deniedText(item.error, item.permission))) : null,
+    item.status === "cancelled" ? h("p", { class: "note benign", role: "note" }, "Stopped with the turn; it did not finish.") : null,
+    item.error && !item.note && item.status !== "denied" && item.status !== "cancelled" ? section("Error", pre(item.error, "error-text")) : null,
     item.locations.some((l) => l.path !== item.diff?.path)
       ? section("Files", h("div", { class: "locations" }, item.locations.map((l) => fileLink(l.path, actions, l.line))))
       : null,
@@ -124,12 +129,7 @@ function subagentView(item: SubagentItem, actions: Actions): HTMLElement {
 export function renderItem(item: Item, actions: Actions, open: boolean | undefined): HTMLElement {
   switch (item.kind) {
     case "user":
-      return h(
-        "div",
-        { class: "msg user", "data-kind": "user" },
-        h("div", { class: "bubble" }, item.text),
-        item.images ? h("div", { class: "meta" }, `${item.images} image${item.images > 1 ? "s" : ""} attached`) : null,
-      );
+      return userMessage(item);
     case "text":
     case "thought":
       return streamedItem(item, actions, open).el;
@@ -151,6 +151,22 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
     case "error":
       return h("div", { class: "error", "data-kind": "error", role: "alert" }, item.text);
   }
+}
+
+/** A stored prompt names its images as lines "[image image/png]": they show as chips. */
+const IMAGE_LINE = /^\[image ([\w.+-]+\/[\w.+-]+)\]$/;
+
+function userMessage(item: UserItem): HTMLElement {
+  const lines = item.text.split("\n");
+  const stored = lines.map((l) => IMAGE_LINE.exec(l.trim())?.[1]).filter((m): m is string => !!m);
+  const text = stored.length ? lines.filter((l) => !IMAGE_LINE.test(l.trim())).join("\n").trim() : item.text;
+  return h(
+    "div",
+    { class: "msg user", "data-kind": "user" },
+    h("div", { class: "bubble" }, text),
+    stored.length ? h("div", { class: "meta images" }, stored.map((mime) => h("span", { class: "image-chip", title: mime }, icon(ICONS.image), "image"))) : null,
+    item.images ? h("div", { class: "meta" }, `${item.images} image${item.images > 1 ? "s" : ""} attached`) : null,
+  );
 }
 
 /** A text or thinking item, with the Markdown in it that grows as the item streams. */

@@ -13,7 +13,7 @@ import type { Item, PanelState, ToolItem } from "./model";
 import { BENIGN_NOTES, fmt, mcpWords, REPORT_WORDS, trustWords } from "./words";
 
 export type * from "./model";
-export { BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText } from "./words";
+export { BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText, userRejected } from "./words";
 
 export function initialState(): PanelState {
   return {
@@ -56,8 +56,10 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
     case "server":
       state.server = { state: msg.state, message: msg.message };
       if (msg.state !== "ready") {
+        // The session went with the server: the next one comes with its own mode and model.
         state.busy = false;
         delete state.setup;
+        delete state.session;
       }
       return state;
     case "session":
@@ -98,7 +100,10 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
       };
       return state;
     case "focusInput":
-      return state;
+    case "attach":
+    case "activeEditor":
+    case "mentions":
+      return state; // the composer's, not the transcript's
     case "permissionRequest":
       askPermission(state, msg.requestId, msg.params);
       return state;
@@ -214,11 +219,12 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       return;
     case "tool_call_update": {
       const tool = findTool(state, turnId, u.toolCallId);
-      tool.status = u.status;
+      tool.status = closedAs(u.status, u.error ?? undefined);
       if (u.output != null) tool.output = u.output;
       if (u.error != null) tool.error = u.error;
       if (u.diff) tool.diff = u.diff;
       tool.note = benignNote(tool);
+      if (tool.name === "ask_user_question" && tool.note) answerQuestion(state, turnId, tool);
       touch(tool);
       return;
     }
@@ -368,6 +374,14 @@ function findTool(state: PanelState, turnId: string, toolCallId: string): ToolIt
   ) as ToolItem;
 }
 
+/** A call stopped with its turn, or one the user rejected, whatever status the server gave it. */
+function closedAs(status: ToolItem["status"], error: string | undefined): ToolItem["status"] {
+  if (status !== "failed" || !error) return status;
+  if (error.startsWith("Interrupted:")) return "cancelled";
+  if (error.startsWith("The user denied")) return "denied";
+  return status;
+}
+
 /** ask_user_question answers with `{error: "user_not_reachable" | ...}` when no answer came. */
 export function benignNote(tool: Pick<ToolItem, "output" | "error">): string | undefined {
   for (const text of [tool.output, tool.error]) {
@@ -387,6 +401,12 @@ function errorCode(text: string): string | undefined {
     return match?.[1];
   }
   return undefined;
+}
+
+/** The question's note says how it ended when the tool tells (no answer in time, nobody there). */
+function answerQuestion(state: PanelState, turnId: string, tool: ToolItem): void {
+  const code = [tool.output, tool.error].map((t) => (t ? errorCode(t) : undefined)).find((c) => c && BENIGN_NOTES[c]);
+  if (code && find(state, `question:${turnId}`, "note")) questionNote(state, turnId, code);
 }
 
 function questionNote(state: PanelState, turnId: string, outcome: string | null): void {
@@ -424,7 +444,6 @@ function endTurn(
 
 /** A card the server never closed (a lost update, a child of a cancelled subagent) must not say "running" forever. */
 function closeOpenTools(state: PanelState, turnId: string, terminal: string): void {
-  const error = terminal === "aborted" ? "Cancelled: the turn was stopped." : "The turn ended before this tool call finished.";
   for (const item of state.items) {
     if (item.kind !== "tool" || item.turnId !== turnId) continue;
     if (item.ask) {
@@ -432,8 +451,11 @@ function closeOpenTools(state: PanelState, turnId: string, terminal: string): vo
       touch(item);
     }
     if (item.status !== "pending" && item.status !== "in_progress") continue;
-    item.status = "failed";
-    item.error = error;
+    if (terminal === "aborted") item.status = "cancelled";
+    else {
+      item.status = "failed";
+      item.error = "The turn ended before this tool call finished.";
+    }
     touch(item);
   }
 }

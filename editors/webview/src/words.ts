@@ -24,6 +24,11 @@ export function permissionWords(outcome: string): string {
  * Why a call did not run, for the user: the server's text is addressed to the model ("Do not
  * retry it...") and keeps the user's own note after "The user said: ".
  */
+/** The user said no (as opposed to: nobody answered in time). */
+export function userRejected(error: string | undefined, permission: string | undefined): boolean {
+  return permission === "reject_once" || permission === "reject_always" || !!error?.startsWith("The user denied");
+}
+
 export function deniedText(error: string | undefined, permission: string | undefined): string {
   const said = error?.match(/The user said: ([\s\S]*)$/)?.[1]?.trim();
   const note = said ? ` Your note: ${said}` : "";

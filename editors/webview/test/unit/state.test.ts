@@ -57,7 +57,7 @@ test("the golden transcript reduces to the expected items", () => {
       kind: "tool", turnId: TURN, toolCallId: "sub_1/call_read", parentToolCallId: "sub_1",
       name: "read_file", title: "Read src/parse.py", toolKind: "read", input: { path: "src/parse.py" },
       // The fixtures never close it: the turn's end does.
-      locations: [{ path: "/home/ada/project/src/parse.py" }], status: "failed", error: "Cancelled: the turn was stopped.",
+      locations: [{ path: "/home/ada/project/src/parse.py" }], status: "cancelled",
     },
     { kind: "note", turnId: TURN, text: "Now in acceptEdits mode (plan approved)." },
     { kind: "note", turnId: TURN, text: "Switched to claude-sonnet-4-6 (image in prompt)." },
@@ -230,8 +230,8 @@ test("every tool card still open when its turn ends is closed with it", () => {
   assert.deepEqual(
     tools.map((t) => t.kind === "tool" && [t.toolCallId, t.status, t.error]),
     [
-      ["call_running", "failed", "Cancelled: the turn was stopped."],
-      ["call_waiting", "failed", "Cancelled: the turn was stopped."],
+      ["call_running", "cancelled", undefined],
+      ["call_waiting", "cancelled", undefined],
       ["call_done", "completed", undefined],
     ],
   );
