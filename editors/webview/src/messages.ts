@@ -4,6 +4,8 @@ import type {
   ContentBlock,
   PromptResult,
   RequestPermissionParams,
+  ResourceContent,
+  ResourceLink,
   SessionInfoResult,
   SessionUpdateParams,
 } from "../../protocol/protocol";
@@ -21,6 +23,18 @@ export interface SessionRow {
   updatedAt?: string;
   /** The title marks matched terms with `**` (search hits). */
   marked?: boolean;
+}
+
+/** Editor context attached to a prompt: text (a selection, a file, problems, terminal output) or a file link. */
+export type ContextBlock = ResourceContent | ResourceLink;
+
+/** What `@` can attach: a workspace file, or what the host offers by name (`problems`, `terminal`). */
+export interface MentionItem {
+  kind: "file" | "problems" | "terminal";
+  /** Shown in the list and, for a file, its path relative to the workspace. */
+  label: string;
+  detail?: string;
+  uri?: string;
 }
 
 export type HostToPanel =
@@ -42,7 +56,13 @@ export type HostToPanel =
   /** The request is over: answered (here or elsewhere) or withdrawn by the server (`$/cancelRequest`). */
   | { type: "permissionClosed"; requestId: string; reason: "answered" | "withdrawn" }
   /** No model to talk to (no key, no local model): the first-run card, with what the host can set up. */
-  | { type: "setup"; detail: string; offers: SetupWay[] };
+  | { type: "setup"; detail: string; offers: SetupWay[] }
+  /** Chips for the composer (a selection, a picked mention, a problem to fix); `text` fills the input, `send` sends at once. */
+  | { type: "attach"; blocks: ContextBlock[]; text?: string; send?: boolean }
+  /** The active editor's file and selection, sent with each prompt; none: no editor (or the setting is off). */
+  | { type: "activeEditor"; block?: ContextBlock }
+  /** What `@query` matches, best first. */
+  | { type: "mentions"; query: string; items: MentionItem[] };
 
 export type PanelToHost =
   | { type: "ready" }
@@ -59,7 +79,11 @@ export type PanelToHost =
   | { type: "trustFolder" }
   /** The user's choice; no option id means the user dismissed the request. `message` is a rejection's note. */
   | { type: "permissionAnswer"; requestId: string; optionId?: string; message?: string }
-  | { type: "setupProvider"; how: SetupWay };
+  | { type: "setupProvider"; how: SetupWay }
+  /** The user typed `@query` in the composer: the host answers with `mentions`. */
+  | { type: "mentionQuery"; query: string }
+  /** The user picked a mention: the host answers with `attach` (or `error`). */
+  | { type: "mention"; item: MentionItem };
 
 export type HostToPanelType = HostToPanel["type"];
 export type PanelToHostType = PanelToHost["type"];

@@ -53,7 +53,22 @@ public final class PanelMessages {
          * host can set up ({@code key}, {@code local}); {@code detail}: the server's own words.
          */
         record Setup(String detail, List<String> offers) implements HostToPanel {}
+
+        /**
+         * Context chips for the composer ({@code resource} / {@code resource_link} blocks, kept raw);
+         * {@code text} fills the input, {@code send} sends at once.
+         */
+        record Attach(List<JsonObject> blocks, String text, Boolean send) implements HostToPanel {}
+
+        /** The active editor's file and selection, sent with each prompt; null: none. */
+        record ActiveEditor(JsonObject block) implements HostToPanel {}
+
+        /** What {@code @query} matches, best first. */
+        record Mentions(String query, List<MentionItem> items) implements HostToPanel {}
     }
+
+    /** What {@code @} can attach. kind: file | problems | terminal. */
+    public record MentionItem(String kind, String label, String detail, String uri) {}
 
     /** One row of the panel's session list (a stored session or a search hit). */
     public record SessionRow(String sessionId, String title, String detail, String updatedAt) {}
@@ -92,6 +107,12 @@ public final class PanelMessages {
         /** A first-run way to get a model: {@code key} or {@code local}. */
         record SetupProvider(String how) implements PanelToHost {}
 
+        /** The user typed {@code @query}: answer with {@link HostToPanel.Mentions}. */
+        record MentionQuery(String query) implements PanelToHost {}
+
+        /** The user picked a mention: answer with {@link HostToPanel.Attach}. */
+        record Mention(MentionItem item) implements PanelToHost {}
+
         /** A message type this host does not know. */
         record Unknown(String type, JsonObject raw) implements PanelToHost {}
     }
@@ -109,7 +130,10 @@ public final class PanelMessages {
             .variant("focusInput", HostToPanel.FocusInput.class)
             .variant("permissionRequest", HostToPanel.PermissionRequest.class)
             .variant("permissionClosed", HostToPanel.PermissionClosed.class)
-            .variant("setup", HostToPanel.Setup.class);
+            .variant("setup", HostToPanel.Setup.class)
+            .variant("attach", HostToPanel.Attach.class)
+            .variant("activeEditor", HostToPanel.ActiveEditor.class)
+            .variant("mentions", HostToPanel.Mentions.class);
 
     static final TaggedUnion<PanelToHost> PANEL_TO_HOST = new TaggedUnion<>(PanelToHost.class, "type",
             PanelToHost.Unknown::new, m -> ((PanelToHost.Unknown) m).raw())
@@ -126,7 +150,9 @@ public final class PanelMessages {
             .variant("copy", PanelToHost.Copy.class)
             .variant("trustFolder", PanelToHost.TrustFolder.class)
             .variant("permissionAnswer", PanelToHost.PermissionAnswer.class)
-            .variant("setupProvider", PanelToHost.SetupProvider.class);
+            .variant("setupProvider", PanelToHost.SetupProvider.class)
+            .variant("mentionQuery", PanelToHost.MentionQuery.class)
+            .variant("mention", PanelToHost.Mention.class);
 
     public static final Gson GSON = Json.configure(new GsonBuilder())
             .registerTypeAdapterFactory(HOST_TO_PANEL)
