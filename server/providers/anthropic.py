@@ -15,9 +15,9 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from server.aio import run_to_end
-from server.providers import images
+from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
-from server.providers.errors import billed_on_failure, cut_error, missing_key_error
+from server.providers.errors import billed_on_failure, cut_error, missing_key_error, stream_error
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -77,7 +77,10 @@ def create(settings: ProviderSettings) -> Provider:
 
 
 class AnthropicProvider:
-    """Streams one `messages.create` call and maps its raw events to normalized stream events."""
+    """Streams one `messages.create` call and maps its raw events to normalized stream events.
+
+    The SDK makes the request and raises its errors; the streamed body is read as plain SSE
+    (`server.providers.sse`), as the SDK would, without building its typed event objects."""
 
     def __init__(
         self,
@@ -100,9 +103,10 @@ class AnthropicProvider:
         async with billed_on_failure(self._translated(), reader):
             stream = await self._client.messages.create(**params)
             try:
-                async for raw in stream:
-                    for event in reader.feed(raw):
-                        yield event
+                async for batch in sse.batches(stream.response.aiter_bytes()):
+                    for kind, data in batch:
+                        for event in reader.feed(_event(self.name, kind, data)):
+                            yield event
                 yield reader.finish(self.name)
             finally:
                 await run_to_end(stream.close())
@@ -258,6 +262,21 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
+def _event(name: str, kind: str | None, data: str) -> dict[str, Any]:
+    """One SSE event as the SDK reads it: `ping` and unnamed events are skipped (an empty
+    dict), `error` raises as the error reported inside the stream."""
+    if kind == "error":
+        try:
+            body: Any = json.loads(data)
+        except ValueError:
+            raise stream_error(name, data, data) from None
+        raise stream_error(name, body, f"{body}")
+    if kind is None or kind == "ping":
+        return {}
+    value = json.loads(data)
+    return value if isinstance(value, dict) else {}
+
+
 class _EventReader:
     """Turns raw message stream events into normalized events."""
 
@@ -267,41 +286,43 @@ class _EventReader:
         self.stopped = False
         self.usage = Usage()
 
-    def feed(self, event: Any) -> list[StreamEvent]:
-        if event.type == "message_stop":
+    def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event["index"], event["delta"])
+        if kind == "message_stop":
             self.stopped = True
-        elif event.type == "message_start":
-            self._update_usage(event.message.usage)
-        elif event.type == "content_block_start":
-            block = event.content_block
-            if block.type == "tool_use":
-                start = json.dumps(block.input) if block.input else ""
-                self.tools[event.index] = (block.id, block.name, [start] if start else [])
-            elif block.type == "redacted_thinking":
-                return [ThinkingDelta("", raw={"type": block.type, "data": block.data})]
-        elif event.type == "content_block_delta":
-            return self._delta(event.index, event.delta)
-        elif event.type == "content_block_stop" and event.index in self.tools:
-            call_id, name, pieces = self.tools.pop(event.index)
+        elif kind == "message_start":
+            self._update_usage(event["message"].get("usage"))
+        elif kind == "content_block_start":
+            block = event["content_block"]
+            if block["type"] == "tool_use":
+                start = json.dumps(block["input"]) if block.get("input") else ""
+                self.tools[event["index"]] = (block["id"], block["name"], [start] if start else [])
+            elif block["type"] == "redacted_thinking":
+                return [ThinkingDelta("", raw={"type": block["type"], "data": block["data"]})]
+        elif kind == "content_block_stop" and event["index"] in self.tools:
+            call_id, name, pieces = self.tools.pop(event["index"])
             call = ToolCallPart(id=call_id, name=name, arguments=parse_arguments("".join(pieces)))
             return [ToolCallReady(call)]
-        elif event.type == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self._update_usage(event.usage)
+        elif kind == "message_delta":
+            self.stop_reason = event["delta"].get("stop_reason") or self.stop_reason
+            self._update_usage(event.get("usage"))
         return []
 
-    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
-        if delta.type == "text_delta":
-            return [TextDelta(delta.text)]
-        if delta.type == "thinking_delta":
-            return [ThinkingDelta(delta.thinking)]
-        if delta.type == "signature_delta":
-            return [ThinkingDelta("", signature=delta.signature)]
-        if delta.type == "input_json_delta" and index in self.tools:
-            self.tools[index][2].append(delta.partial_json)
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
+        kind = delta["type"]
+        if kind == "text_delta":
+            return [TextDelta(delta["text"])]
+        if kind == "thinking_delta":
+            return [ThinkingDelta(delta["thinking"])]
+        if kind == "signature_delta":
+            return [ThinkingDelta("", signature=delta["signature"])]
+        if kind == "input_json_delta" and index in self.tools:
+            self.tools[index][2].append(delta["partial_json"])
         return []
 
-    def _update_usage(self, usage: Any) -> None:
+    def _update_usage(self, usage: dict[str, Any] | None) -> None:
         fields = (
             ("input_tokens", "input_tokens"),
             ("output_tokens", "output_tokens"),
@@ -309,7 +330,7 @@ class _EventReader:
             ("cache_creation_input_tokens", "cache_write_tokens"),
         )
         for theirs, ours in fields:
-            value = getattr(usage, theirs, None)
+            value = (usage or {}).get(theirs)
             if value is not None:
                 setattr(self.usage, ours, value)
 

@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio
+
 from server.aio import run_to_end
-from server.providers import images
+from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
 from server.providers.catalog import fixed_temperature, normalize
-from server.providers.errors import billed_on_failure, cut_error, missing_key_error
+from server.providers.errors import billed_on_failure, cut_error, missing_key_error, stream_error
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -51,6 +53,8 @@ _PASS_THROUGH = {"stop": "stop", "seed": "seed", "reasoningEffort": "reasoning_e
 
 
 def create(settings: ProviderSettings) -> Provider:
+    import ssl
+
     import httpx2
     import openai
 
@@ -68,7 +72,13 @@ def create(settings: ProviderSettings) -> Provider:
         timeout=settings.timeout,
     )
     return OpenAIProvider(
-        client, openai, name=name, model=settings.model, transport_errors=(httpx2.TransportError,)
+        client,
+        openai,
+        name=name,
+        model=settings.model,
+        transport_errors=(httpx2.TransportError,),
+        timeout_errors=(httpx2.TimeoutException,),
+        read_errors=(httpx2.RequestError, ssl.SSLError, anyio.EndOfStream),
     )
 
 
@@ -90,35 +100,74 @@ class OpenAIProvider:
         name: str,
         model: str,
         transport_errors: tuple[type[BaseException], ...] = (),
+        timeout_errors: tuple[type[BaseException], ...] = (),
+        read_errors: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.name = name
         self._client = client
         self._sdk = sdk
         self._model = model
         self._transport_errors = transport_errors
+        self._timeout_errors = timeout_errors
+        self._read_errors = read_errors
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model, provider=self.name)
         reader = _ChunkReader()
         async with billed_on_failure(self._translated(), reader):
             stream = await self._client.chat.completions.create(**params)
-            done = _watch_done(stream)
             try:
-                try:
-                    async for chunk in stream:
-                        for event in reader.feed(chunk):
-                            yield event
-                except self._sdk.APIError as exc:
-                    # OpenRouter may send an error after `finish_reason: length`: the reply
-                    # is complete up to max_tokens, so it ends as a max_tokens stop.
-                    if reader.finish_reason != "length" or isinstance(
-                        exc, self._sdk.APIStatusError
-                    ):
-                        raise
-                for event in reader.finish(self.name, done=done.seen):
+                async for events in self._read(stream.response, reader):
+                    for event in events:
+                        yield event
+                for event in reader.finish(self.name, done=reader.done):
                     yield event
             finally:
                 await run_to_end(stream.close())
+
+    async def _read(self, response: Any, reader: _ChunkReader) -> AsyncIterator[list[StreamEvent]]:
+        """The streamed body as plain SSE (`server.providers.sse`), read as the SDK reads it
+        but without building a typed chunk object per event; the SDK still made the request
+        and raised its errors. A read failure becomes the SDK's connection or timeout error."""
+        body = response.aiter_bytes()
+        try:
+            async for batch in sse.batches(body):
+                events: list[StreamEvent] = []
+                for _, data in batch:
+                    if data.startswith("[DONE]"):
+                        reader.done = True
+                        break
+                    events += reader.feed(self._chunk(data, reader))
+                    if reader.done:
+                        break
+                if events:
+                    yield events
+                if reader.done:
+                    break
+        except self._timeout_errors as exc:
+            raise self._sdk.APITimeoutError(request=response.request) from exc
+        except self._read_errors as exc:
+            raise self._sdk.APIConnectionError(request=response.request) from exc
+        if reader.done:
+            await _drain(body)
+
+    def _chunk(self, data: str, reader: _ChunkReader) -> dict[str, Any]:
+        """One chunk; an `error` in it is the error reported inside the stream, except after
+        `finish_reason: length` (OpenRouter may send one then: the reply is complete up to
+        max_tokens, so it ends as a max_tokens stop)."""
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            return {}
+        error = chunk.get("error")
+        if not error:
+            return chunk
+        if reader.finish_reason == "length":
+            reader.done = True
+            return {}
+        message = error.get("message") if isinstance(error, dict) else None
+        if not message or not isinstance(message, str):
+            message = "An error occurred during streaming"
+        raise stream_error(self.name, error, message)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -266,25 +315,12 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
-class _DoneWatch:
-    """Sees whether the SSE stream ended with `data: [DONE]` (the SDK stops quietly either way)."""
-
-    def __init__(self, decoder: Any) -> None:
-        self.decoder = decoder
-        self.seen = False
-
-    async def aiter_bytes(self, chunks: Any) -> AsyncIterator[Any]:
-        async for event in self.decoder.aiter_bytes(chunks):
-            self.seen = self.seen or event.data.startswith("[DONE]")
-            yield event
-
-
-def _watch_done(stream: Any) -> _DoneWatch:
-    """Wrap the SDK stream's SSE decoder; a stream without one reports no `[DONE]`."""
-    watch = _DoneWatch(getattr(stream, "_decoder", None))
-    if watch.decoder is not None and hasattr(watch.decoder, "aiter_bytes"):
-        stream._decoder = watch
-    return watch
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read what follows `[DONE]` (the chunked body's end) so the connection can be reused;
+    a server still sending after 0.1 s is left to the close."""
+    with anyio.move_on_after(0.1):
+        async for _ in body:
+            pass
 
 
 class _ChunkReader:
@@ -295,25 +331,29 @@ class _ChunkReader:
         self.finish_reason: str | None = None
         self.usage = Usage()
         self.details: dict[int, dict[str, Any]] = {}
+        self.done = False
+        """The stream ended with `data: [DONE]`."""
 
-    def feed(self, chunk: Any) -> list[StreamEvent]:
-        if chunk.usage is not None:
-            self.usage = _usage(chunk.usage)
-        if not chunk.choices:
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        if chunk.get("usage") is not None:
+            self.usage = _usage(chunk["usage"])
+        choices = chunk.get("choices")
+        if not choices:
             return []
-        choice = chunk.choices[0]
-        delta = choice.delta
+        choice = choices[0]
+        delta = choice.get("delta") or {}
         events: list[StreamEvent] = []
         reasoning = _reasoning(delta)
         if reasoning:
             events.append(ThinkingDelta(reasoning))
-        self._add_details((delta.model_extra or {}).get("reasoning_details"))
-        if delta.content:
-            events.append(TextDelta(delta.content))
-        for fragment in delta.tool_calls or []:
+        if "reasoning_details" in delta:
+            self._add_details(delta["reasoning_details"])
+        if delta.get("content"):
+            events.append(TextDelta(delta["content"]))
+        for fragment in delta.get("tool_calls") or []:
             self._add_fragment(fragment)
-        if choice.finish_reason:
-            self.finish_reason = choice.finish_reason
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
         return events
 
     def _add_details(self, details: Any) -> None:
@@ -328,13 +368,16 @@ class _ChunkReader:
                 elif value not in (None, ""):
                     detail[key] = value
 
-    def _add_fragment(self, fragment: Any) -> None:
-        index = fragment.index if fragment.index is not None else len(self.calls)
-        call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-        call["id"] = call["id"] or fragment.id or ""
-        if fragment.function is not None:
-            call["name"] = call["name"] or fragment.function.name or ""
-            call["arguments"] += fragment.function.arguments or ""
+    def _add_fragment(self, fragment: dict[str, Any]) -> None:
+        index = fragment.get("index")
+        call = self.calls.setdefault(
+            len(self.calls) if index is None else index, {"id": "", "name": "", "arguments": ""}
+        )
+        call["id"] = call["id"] or fragment.get("id") or ""
+        function = fragment.get("function")
+        if function is not None:
+            call["name"] = call["name"] or function.get("name") or ""
+            call["arguments"] += function.get("arguments") or ""
 
     def finish(self, name: str, *, done: bool = False) -> list[StreamEvent]:
         """`done`: the stream ended with `data: [DONE]`; without a finish reason (OpenRouter
@@ -363,21 +406,20 @@ class _ChunkReader:
         return events
 
 
-def _reasoning(delta: Any) -> str | None:
-    extra = delta.model_extra or {}
+def _reasoning(delta: dict[str, Any]) -> str | None:
     for key in ("reasoning_content", "reasoning"):
-        if isinstance(extra.get(key), str):
-            return extra[key]
+        if isinstance(delta.get(key), str):
+            return delta[key]
     return None
 
 
-def _usage(usage: Any) -> Usage:
-    details = usage.prompt_tokens_details
-    cached = (details.cached_tokens if details is not None else None) or 0
-    cached = cached or (usage.model_extra or {}).get("prompt_cache_hit_tokens") or 0
-    prompt = usage.prompt_tokens or 0
+def _usage(usage: dict[str, Any]) -> Usage:
+    details = usage.get("prompt_tokens_details")
+    cached = (details.get("cached_tokens") if isinstance(details, dict) else None) or 0
+    cached = cached or usage.get("prompt_cache_hit_tokens") or 0
+    prompt = usage.get("prompt_tokens") or 0
     return Usage(
         input_tokens=prompt - cached,
-        output_tokens=usage.completion_tokens or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
         cache_read_tokens=cached,
     )
