@@ -1,7 +1,11 @@
-// The prompt box: text, image attachments (paste, drop, file picker), Enter to send,
-// Shift+Enter for a new line. It hands finished prompts to `onSend`.
+// The prompt box: text, image attachments (paste, drop, file picker), context chips (what the
+// host attaches, `@` mentions, the active editor), Enter to send, Shift+Enter for a new line.
+// It hands finished prompts to `onSend`.
 import type { ContentBlock } from "../../protocol/protocol";
+import { chipLabel, chipView, sameChip } from "./chips";
 import { h, icon, ICONS } from "./dom";
+import { mentionAt, MentionMenu } from "./mentionmenu";
+import type { ContextBlock, MentionItem } from "./messages";
 
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -13,9 +17,12 @@ export interface Attachment {
 }
 
 export interface ComposerEvents {
-  onSend(prompt: ContentBlock[], text: string, images: number): void;
+  /** `context`: the attached chips' labels, in the prompt's order. */
+  onSend(prompt: ContentBlock[], text: string, images: number, context: string[]): void;
   onCancel(): void;
   onError(message: string): void;
+  onMentionQuery(query: string): void;
+  onMention(item: MentionItem): void;
 }
 
 export class Composer {
@@ -23,6 +30,12 @@ export class Composer {
   readonly input: HTMLTextAreaElement;
   private readonly attachments: Attachment[] = [];
   private readonly strip: HTMLElement;
+  private readonly chipStrip: HTMLElement;
+  private readonly chips: ContextBlock[] = [];
+  /** The active editor's chip, unless the user removed it (until the editor's file or selection changes). */
+  private active?: { block: ContextBlock; removed: boolean };
+  private readonly mentions: MentionMenu;
+  private mentionTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly sendButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
   private readonly file: HTMLInputElement;
@@ -37,6 +50,11 @@ export class Composer {
       placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line, Esc to stop)",
     });
     this.strip = h("div", { class: "attachments", "aria-label": "Attached images", role: "list" });
+    this.chipStrip = h("div", { class: "chips", id: "context-chips", "aria-label": "Attached context", role: "list", hidden: true });
+    this.mentions = new MentionMenu((item) => {
+      this.dropMentionText();
+      this.events.onMention(item);
+    });
     this.file = h("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, "aria-hidden": "true", tabindex: -1 });
     const attach = h("button", { type: "button", class: "icon-button", id: "attach", "aria-label": "Attach image", title: "Attach image" }, icon(ICONS.attach));
     this.sendButton = h("button", { type: "button", class: "primary", id: "send", "aria-label": "Send" }, icon(ICONS.send), "Send");
@@ -45,6 +63,8 @@ export class Composer {
       "footer",
       { class: "composer" },
       this.strip,
+      this.chipStrip,
+      this.mentions.root,
       this.input,
       h("div", { class: "composer-actions" }, attach, this.file, h("span", { class: "spacer" }), this.cancelButton, this.sendButton),
     );
@@ -57,12 +77,21 @@ export class Composer {
     this.sendButton.addEventListener("click", () => this.send());
     this.cancelButton.addEventListener("click", () => this.events.onCancel());
     this.input.addEventListener("keydown", (event) => {
+      if (!event.isComposing && this.mentions.key(event)) {
+        event.preventDefault();
+        event.stopPropagation();
+        return;
+      }
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         this.send();
       }
     });
-    this.input.addEventListener("input", () => this.autosize());
+    this.input.addEventListener("input", () => {
+      this.autosize();
+      this.findMention();
+    });
+    this.input.addEventListener("blur", () => this.mentions.close());
     this.input.addEventListener("paste", (event) => {
       const files = Array.from(event.clipboardData?.files ?? []).filter((f) => f.type.startsWith("image/"));
       if (!files.length) return;
@@ -103,16 +132,92 @@ export class Composer {
   send(): void {
     if (this.busy || !this.enabled) return;
     const text = this.input.value.trim();
-    if (!text && !this.attachments.length) return;
+    // The active editor alone is no prompt: something the user wrote or attached is.
+    if (!text && !this.attachments.length && !this.chips.length) return;
+    const context = [...(this.active && !this.active.removed ? [this.active.block] : []), ...this.chips];
     const prompt: ContentBlock[] = [];
     if (text) prompt.push({ type: "text", text });
+    prompt.push(...context);
     for (const a of this.attachments) prompt.push({ type: "image", data: a.data, mimeType: a.mimeType });
     const images = this.attachments.length;
-    this.events.onSend(prompt, text, images);
+    this.events.onSend(prompt, text, images, context.map(chipLabel));
     this.input.value = "";
     this.attachments.length = 0;
+    this.chips.length = 0;
+    this.mentions.close();
     this.renderAttachments();
+    this.renderChips();
     this.autosize();
+  }
+
+  /** Chips the host attached; `text` goes into the input; `send` sends now (if it can). */
+  attach(blocks: ContextBlock[], text?: string, send?: boolean): void {
+    for (const block of blocks ?? []) {
+      const same = this.chips.findIndex((c) => sameChip(c, block));
+      if (same >= 0) this.chips[same] = block;
+      else this.chips.push(block);
+    }
+    if (text) this.input.value = this.input.value.trim() ? `${this.input.value.trimEnd()}\n${text}` : text;
+    this.renderChips();
+    this.autosize();
+    if (send) this.send();
+    this.focus();
+  }
+
+  /** The active editor's chip (or none); a chip the user removed stays away while it is the same. */
+  setActiveEditor(block: ContextBlock | undefined): void {
+    const removed = !!block && !!this.active?.removed && sameChip(this.active.block, block);
+    this.active = block ? { block, removed } : undefined;
+    this.renderChips();
+  }
+
+  /** The host's answer to an `@` query. */
+  showMentions(query: string, items: MentionItem[]): void {
+    this.mentions.answer(query, items ?? []);
+  }
+
+  /** The `@word` at the caret is replaced by the pick's chip (the host sends it). */
+  private findMention(): void {
+    clearTimeout(this.mentionTimer);
+    const found = mentionAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
+    if (!found) return this.mentions.close();
+    this.mentions.expect(found.query);
+    this.mentionTimer = setTimeout(() => this.events.onMentionQuery(found.query), 80);
+  }
+
+  /** Removes the `@word` before the caret: the chip takes its place. */
+  private dropMentionText(): void {
+    const caret = this.input.selectionStart ?? this.input.value.length;
+    const found = mentionAt(this.input.value, caret);
+    if (!found) return;
+    this.input.value = this.input.value.slice(0, found.start) + this.input.value.slice(caret);
+    this.input.setSelectionRange(found.start, found.start);
+  }
+
+  private renderChips(): void {
+    const views = this.chips.map((block, index) =>
+      chipView(block, () => {
+        this.chips.splice(index, 1);
+        this.renderChips();
+        this.focus();
+      }),
+    );
+    if (this.active && !this.active.removed) {
+      const active = this.active;
+      views.unshift(
+        chipView(
+          active.block,
+          () => {
+            active.removed = true;
+            this.renderChips();
+            this.focus();
+          },
+          true,
+        ),
+      );
+    }
+    this.chipStrip.replaceChildren(...views);
+    this.chipStrip.hidden = !views.length;
   }
 
   async addFiles(files: File[]): Promise<void> {

@@ -62,14 +62,17 @@ export class Panel {
       this.sessionList,
     );
     this.composer = new Composer({
-      onSend: (prompt, text, images) => {
-        startPrompt(this.state, text, images);
+      onSend: (prompt, text, images, context) => {
+        // The user's message names the attached context as the stored history does.
+        startPrompt(this.state, [text, ...context].filter(Boolean).join("\n"), images);
         this.post({ type: "prompt", prompt });
         this.transcript.follow();
         this.render();
       },
       onCancel: () => this.post({ type: "cancel" }),
       onError: (message) => this.receive({ type: "error", message }),
+      onMentionQuery: (query) => this.post({ type: "mentionQuery", query }),
+      onMention: (item) => this.post({ type: "mention", item }),
     });
     root.replaceChildren(
       h("header", { class: "toolbar" }, newSession, history, this.model, this.status),
@@ -101,6 +104,9 @@ export class Panel {
   }
 
   receive(msg: HostToPanel): void {
+    if (msg.type === "attach") this.composer.attach(msg.blocks, msg.text, msg.send);
+    else if (msg.type === "activeEditor") this.composer.setActiveEditor(msg.block);
+    else if (msg.type === "mentions") this.composer.showMentions(msg.query, msg.items);
     reduce(this.state, msg);
     if (msg.type === "focusInput") this.composer.focus();
     this.render();
