@@ -70,7 +70,7 @@ interface Figures {
   chunks: number;
   /** ms from the first chunk's arrival to the last chunk's. */
   arrivals: number;
-  /** ms the panel's message handling took, all chunks together. */
+  /** ms the panel spent on the chunks (handling each, and frames while chunks waited). */
   handling: number;
   /** ms from the last chunk's arrival to the first frame that shows it (painted). */
   lastOnScreen: number;
@@ -78,12 +78,17 @@ interface Figures {
   wholeOnScreen: number;
 }
 
-/** Timers in the panel's frame: a capture listener runs before the panel's, a later one after it. */
+/**
+ * Timers in the panel's frame. A message event's timeStamp is when it reached the frame (it waits
+ * in the queue while the panel is busy); a listener added after the panel's runs once the panel
+ * has handled it. The panel's time for a chunk is from when it could start (arrival, or the end of
+ * the chunk before) to the end of its handling.
+ */
 async function instrument(): Promise<void> {
   await panel.locator("body").evaluate((_, end) => {
     const w = window as unknown as { __stream: Record<string, number> };
     const m = (w.__stream = { chunks: 0, first: 0, last: 0, handling: 0, shown: 0 });
-    let started = 0;
+    let previous = 0;
     const watch = () => {
       const log = document.getElementById("transcript")!;
       const check = () => {
@@ -93,24 +98,18 @@ async function instrument(): Promise<void> {
       };
       requestAnimationFrame(check);
     };
-    window.addEventListener(
-      "message",
-      (event: MessageEvent) => {
-        const u = event.data?.params?.update;
-        if (event.data?.type !== "update" || u?.kind !== "agent_message_chunk") return;
-        started = performance.now();
-        m.first ||= started;
-        m.chunks++;
-        if (String(u.text).includes(end)) {
-          m.last = started;
-          watch();
-        }
-      },
-      true,
-    );
-    window.addEventListener("message", () => {
-      if (started) m.handling += performance.now() - started;
-      started = 0;
+    window.addEventListener("message", (event: MessageEvent) => {
+      const u = event.data?.params?.update;
+      if (event.data?.type !== "update" || u?.kind !== "agent_message_chunk") return;
+      const now = performance.now();
+      m.handling += now - Math.max(event.timeStamp, previous);
+      previous = now;
+      m.first ||= event.timeStamp;
+      m.chunks++;
+      if (String(u.text).includes(end)) {
+        m.last = event.timeStamp;
+        watch();
+      }
     });
   }, END);
 }
