@@ -14,7 +14,7 @@ import type {
   SessionUpdateParams,
 } from "../../protocol/protocol";
 import { ErrorCode, Method } from "../../protocol/protocol";
-import type { HostToPanel, PanelToHost, ServerState, SessionRow, SetupWay } from "../../webview/src/messages";
+import type { ContextBlock, HostToPanel, MentionItem, PanelToHost, ServerState, SessionRow, SetupWay } from "../../webview/src/messages";
 import type { CancellationLike } from "./ui";
 
 /** The server→client methods this client answers; a test compares them with the schema. */
@@ -50,6 +50,12 @@ export interface ControllerHost {
   reveal?(): void;
   /** Set up a model on first run (store a key, install the local model), then restart the server. */
   setupProvider?(how: SetupWay): void;
+  /** The panel (re)loaded and said `ready`, after the host's answer. */
+  panelReady?(): void;
+  /** What `@query` matches (files, problems, terminal). */
+  mentions?(query: string): Promise<MentionItem[]>;
+  /** A picked mention's blocks, or why there are none. */
+  resolveMention?(item: MentionItem): Promise<ContextBlock[] | string>;
 }
 
 interface OpenPermission {
@@ -60,7 +66,7 @@ interface OpenPermission {
 
 const CANCELLED: RequestPermissionResult = { outcome: { outcome: "cancelled" } };
 
-const CONTENT_TYPES = new Set(["text", "image", "resource_link"]);
+const CONTENT_TYPES = new Set(["text", "image", "resource", "resource_link"]);
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -101,7 +107,7 @@ export class SessionController {
         if (this.session) this.panel.post({ type: "session", session: this.session, cwd: this.host.cwd() });
         else if (this.problem) this.panel.post(this.problem);
         for (const [requestId, open] of this.permissions) this.panel.post({ type: "permissionRequest", requestId, params: open.params });
-        return;
+        return this.host.panelReady?.();
       case "prompt":
         return this.prompt(msg.prompt);
       case "cancel":
@@ -128,8 +134,32 @@ export class SessionController {
         return this.answerPermission(msg.requestId, msg.optionId, msg.message);
       case "setupProvider":
         return this.host.setupProvider?.(msg.how);
+      case "mentionQuery":
+        return this.mentionQuery(msg.query);
+      case "mention":
+        return this.mention(msg.item);
       default:
         this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
+    }
+  }
+
+  private async mentionQuery(query: string): Promise<void> {
+    if (!this.host.mentions || typeof query !== "string") return;
+    try {
+      this.panel.post({ type: "mentions", query, items: await this.host.mentions(query) });
+    } catch (err) {
+      this.host.log(`@${query}: ${errorMessage(err)}`);
+      this.panel.post({ type: "mentions", query, items: [] });
+    }
+  }
+
+  private async mention(item: MentionItem): Promise<void> {
+    if (!this.host.resolveMention || !item?.kind) return;
+    try {
+      const found = await this.host.resolveMention(item);
+      this.panel.post(typeof found === "string" ? { type: "error", message: found } : { type: "attach", blocks: found });
+    } catch (err) {
+      this.panel.post({ type: "error", message: `Could not attach @${item.label}: ${errorMessage(err)}` });
     }
   }
 

@@ -5,6 +5,7 @@ import type { RequestPermissionResult } from "../../protocol/protocol";
 import { findOnPath, NOT_FOUND, resolveServerCommand, withConnection, type ServerCommand } from "./command";
 import { ServerConnection } from "./connection";
 import { SessionController } from "./controller";
+import { EditorContext } from "./editorcontext";
 import { ChatViewProvider, VIEW_ID } from "./panel";
 import { spawn } from "node:child_process";
 import { enterKey, forgetKeys, keyEnvironment, setupLine, setupLocalCommand, type KeyWindow } from "./setup";
@@ -16,6 +17,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel("agentls", { log: true });
   const ui = vscode.window as unknown as WindowLike;
   const view = new ChatViewProvider(context.extensionUri, (msg) => void controller.handlePanel(msg));
+  // The active editor's chip is sent again when the panel loads; other context waits for it.
+  const editor = new EditorContext(
+    (msg) => (msg.type === "activeEditor" ? view.post(msg) : view.postContext(msg)),
+    () => view.reveal(),
+    () => vscode.Uri.file(cwd()).toString(),
+  );
   const conn = new ServerConnection(output, {
     onState: (state, message) => void controller.onServerState(state, message),
     onUpdate: (params) => controller.onUpdate(params),
@@ -38,6 +45,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     trustFolder: () => void vscode.commands.executeCommand("workbench.trust.manage"),
     reveal: () => void view.show(),
     setupProvider: (how) => void (how === "key" ? enterApiKey() : setupLocalModel()),
+    panelReady: () => editor.panelReady(),
+    mentions: (query) => editor.mentions(query),
+    resolveMention: (item) => editor.resolve(item),
   });
   connection = conn;
 
@@ -82,6 +92,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidGrantWorkspaceTrust(() => void controller.newSession()),
     output,
     view,
+    editor,
     conn,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("agentls.newSession", whenReady(async () => {

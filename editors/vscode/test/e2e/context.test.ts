@@ -1,0 +1,160 @@
+// Editor context end to end in code-server: lines selected in the editor and added with the
+// keybinding, a file picked with `@`, and `@problems` with a real diagnostic (VS Code's built-in
+// JSON language features on a file with a syntax error) reach the model. The loopback fake model
+// (recording_model.py) prints every request it gets; the test reads what the model was sent.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import type { FrameLocator, Page } from "playwright-core";
+import { closeWorkbench, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
+
+const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
+const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-context");
+const APP = ["import sys", "", "def total(items):", "    return sum(item.price for item in items)", "", "def main():", "    print(total([]))", ""].join("\n");
+const NOTES = "# Parser notes\n\nThe parser reads one token ahead (NOTES-MARKER-7).\n";
+
+let box: Sandbox;
+const wb: Partial<Workbench> = {};
+let page: Page;
+let panel: FrameLocator;
+let model: ChildProcess | undefined;
+const requests: { path: string; body: unknown }[] = [];
+
+/** The fake model; every request it gets lands in `requests`. */
+async function recordingModel(): Promise<string> {
+  const python = process.env.AGENTLS_BIN_DIR ? join(process.env.AGENTLS_BIN_DIR, "python") : join(REPO, ".venv", "bin", "python");
+  const script = join(EDITORS, "vscode", "test", "e2e", "recording_model.py");
+  model = spawn(python, [script], { cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: model.stdout! });
+  return new Promise<string>((resolve, reject) => {
+    let first = true;
+    lines.on("line", (line) => {
+      if (first) {
+        first = false;
+        resolve(line.trim());
+      } else requests.push(JSON.parse(line));
+    });
+    model!.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
+  });
+}
+
+/** Every string in a request body, joined: what the model read, whatever the wire's shape. */
+function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(textOf).join("\n");
+  if (value && typeof value === "object") return Object.values(value).map(textOf).join("\n");
+  return "";
+}
+
+/** The text of the first model request that holds `marker` (the prompt's own words). */
+async function sentToModel(marker: string): Promise<string> {
+  for (let i = 0; i < 1200; i++) {
+    const hit = requests.map((r) => textOf(r.body)).find((t) => t.includes(marker));
+    if (hit) return hit;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no model request holds ${JSON.stringify(marker)}; got ${requests.length} requests`);
+}
+
+before(async () => {
+  box = sandbox([]);
+  mkdirSync(join(box.workspace, "src"));
+  mkdirSync(join(box.workspace, "notes"));
+  mkdirSync(join(box.workspace, "ignored"));
+  writeFileSync(join(box.workspace, "src", "app.py"), APP);
+  writeFileSync(join(box.workspace, "notes", "parser_notes.md"), NOTES);
+  writeFileSync(join(box.workspace, "ignored", "parser_notes_old.md"), "ignored\n");
+  writeFileSync(join(box.workspace, ".gitignore"), "ignored/\n");
+  writeFileSync(join(box.workspace, "bad.json"), '{\n  "name": "demo"\n  "version": 1\n}\n');
+  box.env.AGENTLS_PROVIDER = "anthropic";
+  box.env.ANTHROPIC_API_KEY = "sk-ant-e2e-context";
+  box.env.ANTHROPIC_BASE_URL = await recordingModel();
+  ({ page } = await openWorkbench(box, VSIX, wb));
+});
+
+after(async () => {
+  model?.kill();
+  await closeWorkbench(wb, box, ARTIFACTS);
+});
+
+async function openFile(name: string, shows: string): Promise<void> {
+  await page.locator(".monaco-workbench").click({ position: { x: 640, y: 400 } });
+  await page.keyboard.press("Control+P");
+  const quick = page.locator(".quick-input-widget");
+  await quick.locator("input").fill(name);
+  await quick.locator(".monaco-list-row", { hasText: name }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".editor-instance .view-lines", { hasText: shows }).waitFor();
+}
+
+async function ask(text: string, mention?: string): Promise<void> {
+  const input = panel.getByLabel("Message to the agent");
+  await input.click();
+  await input.fill(text);
+  if (mention) await input.pressSequentially(mention);
+}
+
+async function turnsDone(count: number): Promise<void> {
+  await panel.locator("[data-kind=turn][data-terminal=completed]").nth(count - 1).waitFor();
+}
+
+test("selected lines added with Ctrl+Alt+K reach the model with their path, lines and text", { timeout: 600_000 }, async () => {
+  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
+  panel = panelFrame(page);
+  await panel.locator("#status").getByText("default mode").waitFor();
+  await openFile("app.py", "def total(items):");
+  // Lines 3-4 (1-based): from the start of line 3 to the start of line 5.
+  await page.locator(".editor-instance .view-line", { hasText: "def total(items):" }).click();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Shift+ArrowDown");
+  await page.keyboard.press("Shift+ArrowDown");
+  await page.keyboard.press("Control+Alt+K");
+  const chip = panel.locator("#context-chips .chip-label");
+  await chip.getByText("@src/app.py:3-4 (selection)").waitFor();
+  await ask("What do the selected lines compute?");
+  await panel.getByLabel("Message to the agent").press("Enter");
+  await turnsDone(1);
+  const sent = await sentToModel("What do the selected lines compute?");
+  assert.ok(sent.includes('<context kind="selection" path="src/app.py" lines="3-4">'), sent);
+  assert.ok(sent.includes("def total(items):\n    return sum(item.price for item in items)\n"), sent);
+  assert.ok(!sent.includes("def main():"), "only the selected lines are sent");
+  assert.match(await panel.locator("[data-kind=user] .bubble").first().innerText(), /What do the selected lines compute\?\n@src\/app\.py:3-4 \(selection\)/);
+});
+
+test("@ completes workspace files (not what .gitignore ignores); the picked file's text reaches the model", { timeout: 600_000 }, async () => {
+  await ask("Summarize ", "@parsernotes");
+  const options = panel.getByRole("listbox", { name: "Mentions" }).getByRole("option");
+  await options.filter({ hasText: "@notes/parser_notes.md" }).waitFor();
+  const labels = await options.locator(".label").allInnerTexts();
+  assert.ok(!labels.some((l) => l.includes("ignored/")), `ignored files are not offered: ${labels.join(", ")}`);
+  const input = panel.getByLabel("Message to the agent");
+  for (let i = 0; i < labels.indexOf("@notes/parser_notes.md"); i++) await input.press("ArrowDown");
+  await input.press("Enter");
+  await panel.locator("#context-chips .chip-label").getByText("@notes/parser_notes.md").waitFor();
+  assert.equal(await input.inputValue(), "Summarize ");
+  await input.press("Enter");
+  await turnsDone(2);
+  const sent = await sentToModel("NOTES-MARKER-7");
+  assert.ok(sent.includes('<context kind="file" path="notes/parser_notes.md">'), sent);
+  assert.ok(sent.includes(NOTES.trimEnd()), sent);
+});
+
+test("@problems sends the JSON language features' real diagnostic for a file with a syntax error", { timeout: 600_000 }, async () => {
+  await openFile("bad.json", '"name": "demo"');
+  await page.locator(".editor-instance .squiggly-error").first().waitFor();
+  await ask("Why is this config broken? ", "@problems");
+  const option = panel.getByRole("listbox", { name: "Mentions" }).locator("[data-kind=problems]");
+  await option.waitFor();
+  assert.match(await option.innerText(), /\d+ in the workspace/);
+  await panel.getByLabel("Message to the agent").press("Enter");
+  await panel.locator("#context-chips .chip-label").getByText("@problems (diagnostics)").waitFor();
+  await panel.getByLabel("Message to the agent").press("Enter");
+  await turnsDone(3);
+  const sent = await sentToModel("Why is this config broken?");
+  assert.match(sent, /<context kind="diagnostics" path="[^"]*">\n(?:.*\n)*bad\.json:3:3 error: Expected comma/, sent);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "context.png") });
+});
