@@ -198,6 +198,29 @@ history and `session/search` show each block by its name and lines
 (`@src/app.py:10-14 (selection)`). Over ACP, `resource_link` and embedded text `resource`
 blocks map to these (an embedded binary resource is described by its size, not sent)."""
 
+CHECKPOINTS = """\
+Before a turn's file tools (`write_file`, `edit_file`, `edit_file_hashed`) first change a file,
+agentls keeps what it held, and what it wrote, in a per-session store under the data dir
+(`checkpoints/`: the contents by SHA-256 and a log per session; never the user's git). The
+`checkpoint` update tells the client that a turn can be undone and which files it changed.
+What shell commands change is not kept.
+
+`session/rewind {sessionId, turnId, files?, conversation?, dryRun?}` undoes that turn and every
+later one:
+
+- `files` (default true): each file they changed goes back, byte for byte, to what it held
+  before the first of them changed it; files they created are deleted. If any of those files
+  changed outside agentls since agentls last wrote it, nothing is restored and the answer is
+  `-31006` with `data.conflicts` listing them. A `dryRun` changes nothing and says what would be
+  restored, removed, and what conflicts.
+- `conversation` (default false): a new session, a branch, holds the conversation before the
+  turn (its turns, what the model had then, its files' checkpoints); the answer's `sessionId`
+  names it, to `session/load` and prompt. The original session is kept as it was and stays
+  loadable. Refused when a later turn compacted the history the branch needs.
+
+Works after a restart: load the session in the new process, then rewind. Refused while the
+session runs a turn (`-31002`)."""
+
 PYTHON_CLIENT = """\
 `protocol.client` needs only pydantic and the standard library. It spawns `agentls serve` (or
 talks over a reader/writer pair you give it), initializes, and turns each prompt into an async
@@ -242,13 +265,14 @@ async with await Client.spawn(command=default_command(), capabilities=caps) as c
 **Sessions and turns.** `new_session()` and `load_session()` return a `Session`;
 `Session.prompt()` returns a `Turn` to iterate, `Session.run()` waits for it. Each item is an
 `Update` (one of the models below, or `UnknownUpdate` for a kind this client does not know), and
-the last is the `PromptResult`. `answer_text()` joins the agent's text as a user saw it (without
+the last is the `PromptResult`. `Session.rewind()` undoes a turn and the later ones (see
+[Checkpoints and rewind](#checkpoints-and-rewind)); `RewindRefused` says what changed since. `answer_text()` joins the agent's text as a user saw it (without
 text a `StreamRetry` withdrew); `parse_update()` types one raw update dict. `PromptOptions` sets
 a turn's model, thinking or deadline.
 
 ```python
 from protocol.client import PromptOptions, PromptResult, Session, Turn, UnknownUpdate, Update
-from protocol.client import InvalidParams, answer_text, parse_update
+from protocol.client import InvalidParams, RewindRefused, answer_text, parse_update
 
 session: Session = await client.new_session(".", mode="plan")
 turn: Turn = session.prompt("Summarize README.md", options=PromptOptions(think="hard"))
@@ -267,13 +291,18 @@ except InvalidParams:
     pass  # the turn had ended already: no turn to steer
 await session.cancel()  # stops it; it ends `aborted`
 print((await second.wait()).terminal)
+preview = await session.rewind(second.turn_id, dry_run=True)  # what undoing it would restore
+try:
+    await session.rewind(second.turn_id, conversation=True)  # files, and a branch session
+except RewindRefused as refused:
+    print(refused.data)  # {"conflicts": [...]}: changed outside agentls since
 ```
 
 **Updates.** One model per kind; match on the class (see [Session updates](#session-updates)
 for their fields):
 
 ```python
-from protocol.client import (AgentMessageChunk, AgentThoughtChunk, Compaction, McpStatus,
+from protocol.client import (AgentMessageChunk, AgentThoughtChunk, Checkpoint, Compaction, McpStatus,
     ModeChanged, ModelSwitched, PermissionNote, Plan, QuestionNote, StepFinish, StoreWarning,
     StreamRetry, SubagentUpdate, ToolCall, ToolCallUpdate, TurnEnd, UserMessageChunk,
     WorkspaceTrust)
@@ -298,6 +327,8 @@ async for item in session.prompt("Fix the failing test"):
             print(f"mode: {mode}")  # the plan was approved
         case McpStatus() | WorkspaceTrust() | StoreWarning():
             pass  # show as a notice
+        case Checkpoint(files=files):
+            print("can be undone:", files)  # session.rewind(turn_id)
         case TurnEnd(terminal=terminal):
             print(terminal)
 ```

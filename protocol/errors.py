@@ -19,6 +19,7 @@ SESSION_BUSY = -31002
 ENGINE_UNAVAILABLE = -31003
 PROVIDER_UNAVAILABLE = -31004
 UNAUTHORIZED = -31005
+REWIND_REFUSED = -31006
 
 STANDARD = frozenset(
     {
@@ -47,6 +48,8 @@ ERROR_CODES: dict[int, str] = {
     PROVIDER_UNAVAILABLE: "the model provider is unknown or not configured (e.g. missing API key)",
     UNAUTHORIZED: "a connection to a listening server presented no token or a wrong one; it is "
     "closed after this answer",
+    REWIND_REFUSED: "`session/rewind` changed nothing: files it would restore changed outside "
+    "agentls since (`data.conflicts` lists them), or the turn is not this session's",
 }
 
 ERROR_NAMES: dict[int, str] = {
@@ -62,6 +65,7 @@ ERROR_NAMES: dict[int, str] = {
     ENGINE_UNAVAILABLE: "EngineUnavailable",
     PROVIDER_UNAVAILABLE: "ProviderUnavailable",
     UNAUTHORIZED: "Unauthorized",
+    REWIND_REFUSED: "RewindRefused",
 }
 """The name each code has in the clients (the Python client's exception classes, the TypeScript
 `ErrorCode` table, the JetBrains core's `RpcException` constants)."""

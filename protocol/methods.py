@@ -127,6 +127,32 @@ class SessionRef(WireModel):
     session_id: str
 
 
+class RewindParams(WireModel):
+    session_id: str
+    turn_id: str
+    """Undo this turn and every later one."""
+    files: bool = True
+    """Restore the files those turns changed through agentls's file tools to what they were
+    before the turn (files they created are deleted)."""
+    conversation: bool = False
+    """Also go back in the conversation: a new session (a branch) holds the history before the
+    turn; the original session is kept, unchanged, and stays loadable."""
+    dry_run: bool = False
+    """Change nothing: say what would be restored, and which files changed since."""
+
+
+class RewindResult(WireModel):
+    restored: list[str]
+    """Files given back their content from before the turn (or that would be, on a dry run)."""
+    removed: list[str]
+    """Files the turns created, deleted (or that would be)."""
+    conflicts: list[str] = []
+    """Dry run: files changed outside agentls since it last wrote them; a real rewind refuses
+    (`-31006`) while there are any."""
+    session_id: str | None = None
+    """With `conversation`: the new session, to load or prompt; the old one is unchanged."""
+
+
 class LoadSessionParams(WireModel):
     session_id: str
     mcp_servers: dict[str, McpServerConfig] | None = None
@@ -549,6 +575,15 @@ METHODS: tuple[Method, ...] = (
         SessionInfoResult,
         "Open a stored session: its history is replayed as `session/update` events before the "
         "answer, then the session takes prompts again with its full context.",
+    ),
+    Method(
+        "session/rewind",
+        C2S,
+        RewindParams,
+        RewindResult,
+        "Undo a turn and every later one: restore the files they changed (see `checkpoint` "
+        "updates) and, if asked, branch the conversation before it. Refused while a turn runs "
+        "(`-31002`) and when a file changed outside agentls since (`-31006`).",
     ),
     Method(
         "session/list",

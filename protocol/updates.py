@@ -238,6 +238,16 @@ class StoreWarning(WireModel):
     """Writes waiting for the store."""
 
 
+class Checkpoint(WireModel):
+    """This turn changed files through agentls's file tools (write, edit), and kept what each
+    had before: `session/rewind` to this turn restores them. Sent when the turn first changes
+    a file; `files` lists all it changed so far. Changes made by shell commands are not kept."""
+
+    kind: Literal["checkpoint"] = "checkpoint"
+    files: list[str]
+    """Absolute paths, in the order the turn first changed them."""
+
+
 class TurnEnd(WireModel):
     """Always the last update of a turn; mirrors the `session/prompt` result."""
 
@@ -273,6 +283,7 @@ SessionUpdateKind = Annotated[
     | McpStatus
     | WorkspaceTrust
     | StoreWarning
+    | Checkpoint
     | TurnEnd,
     Field(discriminator="kind"),
 ]
@@ -297,6 +308,7 @@ UpdateKind = Literal[
     "mcp_status",
     "workspace_trust",
     "store_warning",
+    "checkpoint",
     "turn_end",
 ]
 """The `kind` of each member of `SessionUpdateKind`, for code that switches on stored updates

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from server.testing.fake_llm import FakeModelServer
 # The suite's tests judge the permission policy as it is without a sandbox (machines without
 # bubblewrap run that way); the sandbox tests (tests/test_sandbox*.py) ask for one themselves.
 os.environ.setdefault("AGENTLS_SANDBOX", "off")
+# In-process sessions keep their data (file checkpoints, logs) under a data dir of the run's
+# own, never the user's; spawned servers get a home of their test (`server_env`).
+os.environ.setdefault("AGENTLS_HOME", tempfile.mkdtemp(prefix="agentls-tests-"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

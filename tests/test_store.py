@@ -385,6 +385,7 @@ async def test_closed_sessions_come_back_with_history_rules_and_mode(tmp_path):
         "user_message_chunk",
         "agent_thought_chunk",
         "tool_call",
+        "checkpoint",  # the write can be undone
         "tool_call_update",
         "agent_message_chunk",
         "turn_end",

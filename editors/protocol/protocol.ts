@@ -15,6 +15,7 @@ export interface AgentlsWireTypes {
   AttachResult?: AttachResult;
   BackgroundSubagent?: BackgroundSubagent;
   CatalogWarning?: CatalogWarning;
+  Checkpoint?: Checkpoint;
   Compaction?: Compaction;
   Diff?: Diff;
   Empty?: Empty;
@@ -65,6 +66,8 @@ export interface AgentlsWireTypes {
   RequestPermissionResult?: RequestPermissionResult;
   ResourceContent?: ResourceContent;
   ResourceLink?: ResourceLink;
+  RewindParams?: RewindParams;
+  RewindResult?: RewindResult;
   SandboxStatus?: SandboxStatus;
   SearchHit?: SearchHit;
   SearchSessionsParams?: SearchSessionsParams;
@@ -343,6 +346,21 @@ export interface BackgroundSubagent {
 export interface CatalogWarning {
   message: string;
   path: string;
+}
+/**
+ * This turn changed files through agentls's file tools (write, edit), and kept what each
+ * had before: `session/rewind` to this turn restores them. Sent when the turn first changes
+ * a file; `files` lists all it changed so far. Changes made by shell commands are not kept.
+ *
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "Checkpoint".
+ */
+export interface Checkpoint {
+  /**
+   * Absolute paths, in the order the turn first changed them.
+   */
+  files: string[];
+  kind: "checkpoint";
 }
 /**
  * History was compacted to fit the context window (token estimates).
@@ -1036,6 +1054,54 @@ export interface RequestPermissionResult {
   } | null;
 }
 /**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "RewindParams".
+ */
+export interface RewindParams {
+  /**
+   * Also go back in the conversation: a new session (a branch) holds the history before the
+   * turn; the original session is kept, unchanged, and stays loadable.
+   */
+  conversation?: boolean;
+  /**
+   * Change nothing: say what would be restored, and which files changed since.
+   */
+  dryRun?: boolean;
+  /**
+   * Restore the files those turns changed through agentls's file tools to what they were
+   * before the turn (files they created are deleted).
+   */
+  files?: boolean;
+  sessionId: string;
+  /**
+   * Undo this turn and every later one.
+   */
+  turnId: string;
+}
+/**
+ * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
+ * via the `definition` "RewindResult".
+ */
+export interface RewindResult {
+  /**
+   * Dry run: files changed outside agentls since it last wrote them; a real rewind refuses
+   * (`-31006`) while there are any.
+   */
+  conflicts?: string[];
+  /**
+   * Files the turns created, deleted (or that would be).
+   */
+  removed: string[];
+  /**
+   * Files given back their content from before the turn (or that would be, on a dry run).
+   */
+  restored: string[];
+  /**
+   * With `conversation`: the new session, to load or prompt; the old one is unchanged.
+   */
+  sessionId?: string | null;
+}
+/**
  * One journal entry that matches, best match first.
  *
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -1125,6 +1191,7 @@ export interface SessionUpdateParams {
     | McpStatus
     | WorkspaceTrust
     | StoreWarning
+    | Checkpoint
     | TurnEnd;
 }
 /**
@@ -1486,6 +1553,7 @@ export const Method = {
   SessionNew: "session/new",
   SessionPrompt: "session/prompt",
   SessionRequestPermission: "session/request_permission",
+  SessionRewind: "session/rewind",
   SessionSearch: "session/search",
   SessionSetMode: "session/set_mode",
   SessionSetModel: "session/set_model",
@@ -1519,6 +1587,8 @@ export interface ClientRequests {
   "session/new": { params: NewSessionParams; result: SessionInfoResult };
   /** Run one turn; answers when the turn reaches its terminal. Events stream meanwhile. */
   "session/prompt": { params: PromptParams; result: PromptResult };
+  /** Undo a turn and every later one: restore the files they changed (see `checkpoint` updates) and, if asked, branch the conversation before it. Refused while a turn runs (`-31002`) and when a file changed outside agentls since (`-31006`). */
+  "session/rewind": { params: RewindParams; result: RewindResult };
   /** Full-text search over what every stored session showed the user. */
   "session/search": { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Switch permission mode; takes effect on the next tool call. */
@@ -1574,6 +1644,8 @@ export const ErrorCode = {
   ProviderUnavailable: -31004,
   /** a connection to a listening server presented no token or a wrong one; it is closed after this answer */
   Unauthorized: -31005,
+  /** `session/rewind` changed nothing: files it would restore changed outside agentls since (`data.conflicts` lists them), or the turn is not this session's */
+  RewindRefused: -31006,
   /** a request came before `initialize` (LSP's ServerNotInitialized) */
   ServerNotInitialized: -32002,
   /** the message is not a JSON-RPC 2.0 request or notification */

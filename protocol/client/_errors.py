@@ -15,7 +15,8 @@
         ├── SessionBusy           -31002
         ├── EngineUnavailable     -31003
         ├── ProviderUnavailable   -31004
-        └── Unauthorized          -31005  (a listening server refused the token)
+        ├── Unauthorized          -31005  (a listening server refused the token)
+        └── RewindRefused         -31006  (`data.conflicts`: files changed since)
 
 A code without a class of its own (from a newer server) raises plain `RpcError`.
 """
@@ -127,6 +128,13 @@ class Unauthorized(RpcError):
     code = errors.UNAUTHORIZED
 
 
+class RewindRefused(RpcError):
+    """`session/rewind` changed nothing: files it would restore changed outside agentls since
+    (`data["conflicts"]`), or the turn is not the session's."""
+
+    code = errors.REWIND_REFUSED
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -142,6 +150,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
         EngineUnavailable,
         ProviderUnavailable,
         Unauthorized,
+        RewindRefused,
     )
 }
 

@@ -10,7 +10,13 @@ from protocol.client._connection import Connection
 from protocol.client._handlers import PermissionHandler, QuestionHandler
 from protocol.client._turn import Turn, Update
 from protocol.content import TextContent
-from protocol.methods import PromptOptions, SessionInfoResult, SteerResult
+from protocol.methods import (
+    PromptOptions,
+    RewindParams,
+    RewindResult,
+    SessionInfoResult,
+    SteerResult,
+)
 
 
 class SessionOwner(Protocol):
@@ -86,6 +92,22 @@ class Session:
         """Add a user message to the running turn, before its next model call."""
         params = {"sessionId": self.id, "prompt": prompt_blocks(prompt)}
         return await self.client.call("session/steer", params)
+
+    async def rewind(
+        self, turn_id: str, *, files: bool = True, conversation: bool = False, dry_run: bool = False
+    ) -> RewindResult:
+        """Undo `turn_id` and every later turn (`session/rewind`): its files and, with
+        `conversation`, a new branch session (`result.session_id`) before it. Raises
+        `RewindRefused` when a file changed outside agentls since."""
+        params = RewindParams(
+            session_id=self.id,
+            turn_id=turn_id,
+            files=files,
+            conversation=conversation,
+            dry_run=dry_run,
+        )
+        raw = await self.client.call("session/rewind", params.to_wire())
+        return RewindResult.model_validate(raw)
 
     async def set_model(self, model_id: str) -> None:
         await self.client.call("session/set_model", {"sessionId": self.id, "modelId": model_id})

@@ -19,6 +19,7 @@ from protocol.methods import AskQuestionResult, RequestPermissionResult
 from protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    Checkpoint,
     Compaction,
     McpStatus,
     ModeChanged,
@@ -180,6 +181,8 @@ class SubagentSink:
             case ToolCallUpdate():
                 self.parent.emit(self.nested(update))
                 self._on_tool_update(update)
+            case Checkpoint():
+                self.parent.emit(update)  # the parent's turn is what a rewind undoes
             case SubagentUpdate():
                 # a nested subagent shows up under its own task call, named as the parent sees it
                 self.parent.emit(update.model_copy(update={"id": self.nested_id(update.id)}))

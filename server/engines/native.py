@@ -24,7 +24,7 @@ from server.agent.snapshot import apply_native_snapshot, native_snapshot
 from server.agent.state import AgentSession
 from server.agent.task import task_tools
 from server.engines.base import Command, EngineCapabilities, EngineError, SessionOffer
-from server.logs import warn_once
+from server.logs import data_dir, warn_once
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.providers import images, thinking
@@ -41,6 +41,7 @@ from server.skills import (
     SkillCatalog,
 )
 from server.tools.base import FileAccess, Tool, ToolContext
+from server.tools.checkpoint_store import Checkpoints
 from server.tools.names import disallowed
 from server.tools.sandbox import make_sandbox
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
@@ -108,6 +109,7 @@ class NativeEngine:
                 config=spec.config,
                 sandbox=sandbox,
                 environ=self._environ,
+                checkpoints=Checkpoints(data_dir(self._environ) / "checkpoints", spec.session_id),
             ),
             permissions=PermissionState(mode=spec.mode, allow_rules=allowed),
             factory=self._factory,

@@ -16,6 +16,7 @@ from protocol.methods import PromptResult, Question, SessionInfoResult
 from protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    Checkpoint,
     Compaction,
     McpStatus,
     ModeChanged,
@@ -99,6 +100,7 @@ def project(update: SessionUpdateKind) -> list[AcpUpdate]:
             | ModeChanged()
             | Compaction()
             | McpStatus()
+            | Checkpoint()
             | TurnEnd()
         ):
             # The door handles step_finish (usage), model_switched (config options) and

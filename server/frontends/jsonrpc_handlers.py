@@ -77,6 +77,9 @@ class Handlers:
         await self._attach_mcp(p.session_id, p.mcp_servers)
         return info
 
+    async def session_rewind(self, p):
+        return await self.service.rewind(p)
+
     async def session_list(self, p):
         return await self.service.list(p.cwd, p.cursor, p.limit or 50)
 
@@ -139,7 +142,7 @@ def bind(method: Method, impl: Callable[[Any], Awaitable[Any]]):
         try:
             result = await impl(parsed)
         except ServiceError as exc:
-            raise JsonRpcException(str(exc), exc.code) from None
+            raise JsonRpcException(str(exc), exc.code, exc.data) from None
         return result.to_wire() if isinstance(result, WireModel) else result
 
     return handle

@@ -12,6 +12,7 @@ from protocol.methods import PromptResult
 from protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    Checkpoint,
     Compaction,
     McpStatus,
     ModeChanged,
@@ -124,6 +125,8 @@ class TurnFrames:
                 return []  # a subagent's calls are shown under the task's tool_use
             case UserMessageChunk() | StreamRetry() | McpStatus():
                 return []  # Claude Code has no frame for them inside a turn
+            case Checkpoint():
+                return []  # a turn's prompt uuid is its checkpoint (`rewind_files`)
             case TurnEnd(terminal=terminal):
                 # The `result` frame is built from the prompt's outcome; a completed turn's text
                 # that no model call ended (a `/todo` or `/model` reply) is its answer.

@@ -220,6 +220,8 @@ def render_entry(entry: JournalEntry, titles: dict[str, str]) -> str:
             return "\n".join(
                 f"  [{marks.get(e.get('status'), ' ')}] {e.get('content')}" for e in u["entries"]
             )
+        case "checkpoint":
+            return f"  (files kept for rewind: {', '.join(u.get('files', []))})"
         case "turn_end":
             error = f": {u['error']}" if u.get("error") else ""
             return f"── {u.get('terminal')} ({u.get('stopReason')}){error}"

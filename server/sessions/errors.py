@@ -6,6 +6,7 @@ from __future__ import annotations
 class ServiceError(Exception):
     """An error the front door reports to the client with `code`."""
 
-    def __init__(self, code: int, message: str):
+    def __init__(self, code: int, message: str, *, data: object = None):
         super().__init__(message)
         self.code = code
+        self.data = data

@@ -67,3 +67,5 @@ class Session:
     seq: int = 0
     turn: Turn | None = None
     updated_at: float = field(default_factory=time.time)
+    turn_ids: list[str] = field(default_factory=list)
+    """The turns this process ran, in order (a store knows all of them)."""

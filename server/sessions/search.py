@@ -110,6 +110,7 @@ def entry_text(update: dict[str, Any]) -> str:
             | "mcp_status"
             | "workspace_trust"
             | "store_warning"
+            | "checkpoint"
             | "turn_end"
         ):
             return ""

@@ -32,6 +32,8 @@ from protocol.methods import (
     PermissionMode,
     PromptParams,
     PromptResult,
+    RewindParams,
+    RewindResult,
     SessionInfoResult,
     SessionUpdateParams,
 )
@@ -255,6 +257,13 @@ class SessionService(StoredSessions):
         if self.store is not None:
             await self.store.aclose()
 
+    async def rewind(self, params: RewindParams) -> RewindResult:
+        """Undo a turn and the later ones: files, and with `conversation` a branch session."""
+        from server.sessions.rewind import rewind
+
+        session = self.get(params.session_id)
+        return await rewind(session, params, self.store, self.environ)
+
     def set_model(self, session_id: str, model: str) -> None:
         session = self.get(session_id)
         try:
@@ -321,6 +330,7 @@ class SessionService(StoredSessions):
     ) -> PromptResult:
         turn = Turn(id=f"turn_{uuid.uuid4().hex[:12]}", origin=origin)
         session.turn = turn
+        session.turn_ids.append(turn.id)
         try:
             reserved = None
             if self.recorder:

@@ -51,7 +51,7 @@ def journal_role(update: dict[str, Any]) -> str | None:
             return None if update.get("outcome") is None else "event"
         case "subagent":
             return None if update.get("status") == "running" else "event"
-        case "model_switched" | "mode_changed" | "compaction" | "turn_end":
+        case "model_switched" | "mode_changed" | "compaction" | "checkpoint" | "turn_end":
             return "event"
         case "step_finish" | "stream_retry" | "permission" | "mcp_status":
             return None  # progress: the cards and text it is about are journaled

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from server.providers.messages import ImagePart
 
 if TYPE_CHECKING:
+    from server.tools.checkpoint_store import Checkpoints
     from server.tools.sandbox import Sandbox
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
@@ -89,6 +90,8 @@ class ToolContext:
     about them); a write finding another one linked is refused."""
     files: FileAccess | None = None
     """Where file tools read and write first, e.g. the editor's buffers over ACP."""
+    checkpoints: Checkpoints | None = None
+    """Where the file tools keep what they change, for `session/rewind`; None: not kept."""
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

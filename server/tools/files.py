@@ -28,6 +28,7 @@ from typing import BinaryIO
 from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from .checkpoints import disk_bytes, keep_change
 from .disk import make_parents, open_judged, read_judged, write_judged
 
 BINARY_SNIFF = 8192
@@ -242,6 +243,7 @@ class WriteFile(Tool):
         except UnicodeEncodeError as e:
             raise ToolError(f"content is not valid Unicode: {e}") from None
         old = await _old_text(ctx, path)
+        before = disk_bytes(ctx, path) if path.exists() else None
         if await editor_write(ctx, path, args.content):
             ctx.read_times.pop(real_path(path), None)
         else:
@@ -251,6 +253,7 @@ class WriteFile(Tool):
                 ctx.read_times[real_path(path)] = path.stat().st_mtime
             except OSError as e:
                 raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+        keep_change(ctx, path, before, data)
         return ToolResult(
             content={"path": str(path), "bytes": len(data)},
             diff=Diff(path=str(path), old_text=old, new_text=args.content),
@@ -323,7 +326,7 @@ class EditFile(Tool):
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         data = updated.encode("utf-8", errors="surrogateescape")
-        await save_edit(ctx, path, data)
+        await save_edit(ctx, path, data, before=raw)
         return ToolResult(
             content={"path": str(path), "replacements": count if args.replace_all else 1},
             diff=Diff(
@@ -360,8 +363,9 @@ async def read_for_edit(ctx: ToolContext, path: Path) -> bytes:
     return raw
 
 
-async def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
-    """Write an edited file and record the new mtime so the next edit counts as fresh.
+async def save_edit(ctx: ToolContext, path: Path, data: bytes, *, before: bytes) -> None:
+    """Write an edited file (`before`: what it held) and record the new mtime so the next edit
+    counts as fresh; the change is kept for rewind.
 
     Valid UTF-8 goes to the editor first (`ctx.files`); bytes that are not UTF-8 go to the disk.
     """
@@ -371,12 +375,13 @@ async def save_edit(ctx: ToolContext, path: Path, data: bytes) -> None:
         text = None
     if text is not None and await editor_write(ctx, path, text):
         ctx.read_times.pop(real_path(path), None)
-        return
-    try:
-        write_judged(ctx, path, data)
-        ctx.read_times[real_path(path)] = path.stat().st_mtime
-    except OSError as e:
-        raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+    else:
+        try:
+            write_judged(ctx, path, data)
+            ctx.read_times[real_path(path)] = path.stat().st_mtime
+        except OSError as e:
+            raise ToolError(f"Cannot write {path}: {e.strerror or e}") from None
+    keep_change(ctx, path, before, data)
 
 
 def crlf_dominant(text: str) -> bool:

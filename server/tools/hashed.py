@@ -77,7 +77,7 @@ class EditFileHashed(Tool):
             )
         _replace(pieces, number, args.new_line, crlf=crlf_dominant(text))
         data = "\n".join(pieces).encode("utf-8", errors="surrogateescape")
-        await save_edit(ctx, path, data)
+        await save_edit(ctx, path, data, before=raw)
         return ToolResult(
             content={"path": str(path), "line": number},
             diff=Diff(

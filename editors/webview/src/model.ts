@@ -116,4 +116,6 @@ export interface PanelState {
   /** Where the current model call's items start: a `stream_retry` discards what follows. */
   stepStart: number;
   nextId: number;
+  /** Turns whose file changes can be undone (`checkpoint`): the files each changed. */
+  rewindable: Record<string, string[]>;
 }

@@ -25,6 +25,7 @@ export function initialState(): PanelState {
     byKey: {},
     stepStart: 0,
     nextId: 1,
+    rewindable: {},
   };
 }
 
@@ -46,6 +47,7 @@ export const HANDLED_KINDS: readonly string[] = [
   "mcp_status",
   "workspace_trust",
   "store_warning",
+  "checkpoint",
   "step_finish",
   "turn_end",
 ];
@@ -282,6 +284,9 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       return;
     case "store_warning":
       add(state, { kind: "note", turnId, text: `Could not save this session (${u.error}); it goes on in memory.` });
+      return;
+    case "checkpoint":
+      state.rewindable[turnId] = u.files;
       return;
     case "step_finish":
       state.stepStart = state.items.length;

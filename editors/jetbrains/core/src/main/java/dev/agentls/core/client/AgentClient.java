@@ -138,6 +138,11 @@ public final class AgentClient implements AutoCloseable {
         return request(Methods.SESSION_SEARCH, new Wire.SearchSessionsParams(query, limit));
     }
 
+    public CompletableFuture<Wire.RewindResult> rewind(
+            String sessionId, String turnId, boolean conversation, boolean dryRun) {
+        return request(Methods.SESSION_REWIND, new Wire.RewindParams(sessionId, turnId, true, conversation, dryRun));
+    }
+
     public CompletableFuture<Wire.ModelsListResult> models(String provider) {
         return request(Methods.MODELS_LIST, new Wire.ModelsListParams(provider));
     }

@@ -43,6 +43,7 @@ public final class Json {
             .variant("mcp_status", SessionUpdate.McpStatus.class)
             .variant("workspace_trust", SessionUpdate.WorkspaceTrust.class)
             .variant("store_warning", SessionUpdate.StoreWarning.class)
+            .variant("checkpoint", SessionUpdate.Checkpoint.class)
             .variant("turn_end", SessionUpdate.TurnEnd.class);
 
     private static final TypeAdapter<Answer> ANSWER = new TypeAdapter<>() {

@@ -10,6 +10,8 @@ import dev.agentls.core.protocol.Wire.ListSessionsParams;
 import dev.agentls.core.protocol.Wire.ListSessionsResult;
 import dev.agentls.core.protocol.Wire.McpListParams;
 import dev.agentls.core.protocol.Wire.McpListResult;
+import dev.agentls.core.protocol.Wire.RewindParams;
+import dev.agentls.core.protocol.Wire.RewindResult;
 import dev.agentls.core.protocol.Wire.ModelsListParams;
 import dev.agentls.core.protocol.Wire.ModelsListResult;
 import dev.agentls.core.protocol.Wire.NewSessionParams;
@@ -78,6 +80,8 @@ public final class Methods {
             call("session/list", ListSessionsParams.class, ListSessionsResult.class);
     public static final Method<SearchSessionsParams, SearchSessionsResult> SESSION_SEARCH =
             call("session/search", SearchSessionsParams.class, SearchSessionsResult.class);
+    public static final Method<RewindParams, RewindResult> SESSION_REWIND =
+            call("session/rewind", RewindParams.class, RewindResult.class);
     public static final Method<ModelsListParams, ModelsListResult> MODELS_LIST =
             call("models/list", ModelsListParams.class, ModelsListResult.class);
     public static final Method<Empty, EnginesListResult> ENGINES_LIST =
@@ -103,7 +107,7 @@ public final class Methods {
 
     public static final List<Method<?, ?>> ALL = List.of(
             SESSION_NEW, SESSION_PROMPT, SESSION_CANCEL, SESSION_STEER, SESSION_SET_MODEL, SESSION_SET_MODE,
-            SESSION_CLOSE, SESSION_LOAD, SESSION_LIST, SESSION_SEARCH, MODELS_LIST, ENGINES_LIST,
+            SESSION_CLOSE, SESSION_LOAD, SESSION_REWIND, SESSION_LIST, SESSION_SEARCH, MODELS_LIST, ENGINES_LIST,
             SESSION_UPDATE, SESSION_REQUEST_PERMISSION, SESSION_ASK_QUESTION, SKILLS_LIST, SUBAGENTS_LIST,
             SUBAGENTS_STOP, MCP_LIST, CONNECTION_ATTACH);
 

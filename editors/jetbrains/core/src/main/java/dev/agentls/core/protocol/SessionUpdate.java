@@ -67,6 +67,9 @@ public sealed interface SessionUpdate {
     /** The session store could not write; the session goes on in memory, {@code pending} writes wait. */
     record StoreWarning(String error, int pending) implements SessionUpdate {}
 
+    /** The turn changed {@code files} through the file tools and kept what they held: session/rewind restores them. */
+    record Checkpoint(List<String> files) implements SessionUpdate {}
+
     /** Always the last update of a turn; mirrors the session/prompt result. {@code stored}: false when the store failed. */
     record TurnEnd(String terminal, String stopReason, Wire.Usage usage, String error, List<String> unsentSteers, Boolean stored) implements SessionUpdate {}
 

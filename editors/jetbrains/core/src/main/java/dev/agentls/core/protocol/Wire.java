@@ -160,6 +160,12 @@ public final class Wire {
 
     public record SearchSessionsParams(String query, Integer limit) {}
 
+    /** Undo {@code turnId} and every later turn: its files, and with {@code conversation} a branch session. */
+    public record RewindParams(String sessionId, String turnId, boolean files, boolean conversation, boolean dryRun) {}
+
+    /** {@code conflicts}: on a dry run, files changed outside agentls since; {@code sessionId}: the branch. */
+    public record RewindResult(List<String> restored, List<String> removed, List<String> conflicts, String sessionId) {}
+
     public record SearchHit(String sessionId, String role, String snippet, String timestamp) {}
 
     public record SearchSessionsResult(List<SearchHit> hits) {}

@@ -22,6 +22,7 @@ public class RpcException extends RuntimeException {
     public static final int ENGINE_UNAVAILABLE = -31003;
     public static final int PROVIDER_UNAVAILABLE = -31004;
     public static final int UNAUTHORIZED = -31005;
+    public static final int REWIND_REFUSED = -31006;
 
     private final int code;
     private final transient JsonElement data;
