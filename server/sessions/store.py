@@ -43,6 +43,10 @@ DB_NAME = "sessions.db"
 _OPEN_OWNERS: set[str] = set()
 """Owner tokens of the stores open in this process."""
 BATCH = 5000
+LINGER = 0.005
+"""Seconds the writer waits for more writes after the first of a batch. A streamed reply's
+deltas come one at a time; a transaction each (each rewriting the growing journal entry) cost
+the writer thread more than the rest of a delta's path. A flush or a stop ends the wait."""
 TITLE_CHARS = 80
 
 
@@ -193,14 +197,26 @@ class Store:
             return
         self._queue.put(op)
 
+    def _batch(self) -> list[tuple]:
+        ops = [self._queue.get()]
+        deadline = time.monotonic() + LINGER
+        while len(ops) < BATCH and ops[-1][0] not in ("flush", "stop"):
+            try:
+                ops.append(self._queue.get_nowait())
+                continue
+            except queue.Empty:
+                left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                ops.append(self._queue.get(timeout=left))
+            except queue.Empty:
+                break
+        return ops
+
     def _loop(self) -> None:
         while True:
-            ops = [self._queue.get()]
-            while len(ops) < BATCH:
-                try:
-                    ops.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            ops = self._batch()
             signals = [op for op in ops if op[0] in ("flush", "stop")]
             writes = [scrubbed(op) for op in ops if op[0] not in ("flush", "stop")]
             if writes or self._pending:
