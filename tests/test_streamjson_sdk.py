@@ -227,3 +227,33 @@ async def test_interrupt_mid_stream_then_a_new_turn(tmp_path, workspace, fake_ll
         "aborted_streaming",
     )
     assert second[-1].result == "fresh" and second[-1].subtype == "success"
+
+
+async def test_rewind_files_to_a_user_message(tmp_path, workspace, fake_llm):
+    """Claude Code's file checkpointing as the SDK uses it: the replayed user message's uuid is
+    the checkpoint; `rewind_files` puts the files back as they were before that message."""
+    (workspace / "app.py").write_text("x = 1\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "app.py", "content": "x = 2\n"})]),
+        Reply(text="first"),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "new.py", "content": "y\n"})]),
+        Reply(text="second"),
+    )
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        enable_file_checkpointing=True,
+        permission_mode="acceptEdits",
+        extra_args={"replay-user-messages": None},
+    )
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("change app.py")
+        first = [m async for m in client.receive_response()]
+        await client.query("add new.py")
+        [m async for m in client.receive_response()]
+        checkpoint = next(m.uuid for m in first if isinstance(m, UserMessage) and m.uuid)
+        assert (workspace / "app.py").read_text() == "x = 2\n"
+        await client.rewind_files(checkpoint)
+    assert (workspace / "app.py").read_text() == "x = 1\n"
+    assert not (workspace / "new.py").exists()

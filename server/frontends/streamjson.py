@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, TextIO, assert_never
 import anyio
 from pydantic import ValidationError
 
+from protocol import errors
 from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
@@ -31,6 +32,7 @@ from protocol.methods import (
     PromptParams,
     RequestPermissionParams,
     RequestPermissionResult,
+    RewindParams,
     SessionUpdateParams,
 )
 from server.agent.profiles import Profile
@@ -118,6 +120,8 @@ class StreamJsonDoor:
         self.usage = ModelUsageTotals()
         self._ids = itertools.count(1)
         self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
+        self.checkpoints: dict[str, str] = {}
+        """The uuid of each user message that started a turn -> the turn (`rewind_files`)."""
         self._send, self._receive = anyio.create_memory_object_stream[tuple](100)
 
     # -- output --------------------------------------------------------------------------
@@ -333,13 +337,15 @@ class StreamJsonDoor:
                 blocks = prompt_blocks(message.message.content)
                 if blocks:
                     blocks += self.take_images()
-                echo = self.echo(message) if self.options.replay_user else None
+                echo = self.echo(message)
                 if not blocks:
                     self.error_frame("user message without text or image content; ignored")
                 elif self.running:
                     self.steer(blocks, echo)
                 else:
                     await self._send.send((blocks, echo))
+            case ControlRequestLine() if message.request.subtype == "rewind_files":
+                self.write(await self.rewind_files(message))
             case ControlRequestLine():
                 self.write(self.control_response(message))
             case ControlResponseLine():
@@ -357,14 +363,14 @@ class StreamJsonDoor:
         images, self.options.images = self.options.images, []
         return images
 
-    def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any] | None) -> None:
+    def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any]) -> None:
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
         try:
             self.service.steer(self.session_id, text)
         except ServiceError:
             self._send.send_nowait((blocks, echo))
             return
-        if echo:
+        if self.options.replay_user:
             self.write(echo)  # folded into the running turn: taken now
 
     def echo(self, line: UserLine) -> dict[str, Any]:
@@ -378,6 +384,33 @@ class StreamJsonDoor:
             "isReplay": True,
         }
 
+    async def rewind_files(self, message: ControlRequestLine) -> dict[str, Any]:
+        """Claude Code's `rewind_files`: the files back as they were before the user message
+        `user_message_id` (its uuid, or an agentls turn id), or with `dry_run` what would be."""
+        request = message.request
+        target = request.user_message_id or ""
+        params = RewindParams(
+            session_id=self.session_id,
+            turn_id=self.checkpoints.get(target, target),
+            dry_run=request.dry_run,
+        )
+        try:
+            done = await self.service.rewind(params)
+        except ServiceError as exc:
+            error = (
+                "No file checkpoint found for this message."
+                if exc.code == errors.REWIND_REFUSED and not isinstance(exc.data, dict)
+                else str(exc)
+            )
+            if request.dry_run:
+                return control_success(message.request_id, {"canRewind": False, "error": error})
+            return control_error(message.request_id, error)
+        body: dict[str, Any] = {"canRewind": not done.conflicts}
+        body["filesChanged"] = done.restored + done.removed
+        if done.conflicts:
+            body["error"] = "changed outside agentls since: " + ", ".join(done.conflicts)
+        return control_success(message.request_id, body)
+
     def state(self, state: str) -> None:
         if self.options.state_events:
             frame = {"type": "system", "subtype": "session_state_changed", "state": state}
@@ -389,24 +422,11 @@ class StreamJsonDoor:
         try:
             body = self.control(subtype, request)
         except ServiceError as exc:
-            return {
-                "type": "control_response",
-                "response": {"subtype": "error", "request_id": request_id, "error": str(exc)},
-            }
+            return control_error(request_id, str(exc))
         if body is None:
-            return {
-                "type": "control_response",
-                "response": {
-                    "subtype": "error",
-                    "request_id": request_id,
-                    "error": f"Unsupported control request subtype: {subtype}",
-                    "error_code": "unsupported_request",
-                },
-            }
-        return {
-            "type": "control_response",
-            "response": {"subtype": "success", "request_id": request_id, "response": body},
-        }
+            unsupported = f"Unsupported control request subtype: {subtype}"
+            return control_error(request_id, unsupported, code="unsupported_request")
+        return control_success(request_id, body)
 
     def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
         if subtype == "initialize":
@@ -478,7 +498,7 @@ class StreamJsonDoor:
                 "uuid": new_uuid(),
             }
         )
-        if echo:
+        if echo and self.options.replay_user:
             self.write(echo)
         self.frames = TurnFrames(
             self.session_id,
@@ -496,6 +516,8 @@ class StreamJsonDoor:
             )
         finally:
             self.running = False
+        if echo:
+            self.checkpoints[echo["uuid"]] = outcome.turn_id
         result = self.frames.result(outcome, int((time.monotonic() - started) * 1000))
         self.frames = None
         self.last_result = result
@@ -561,3 +583,15 @@ def run_streamjson(options: StreamJsonOptions, service_factory) -> int:
         return anyio.run(main)
     except KeyboardInterrupt:
         return 130
+
+
+def control_success(request_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = {"subtype": "success", "request_id": request_id, "response": body}
+    return {"type": "control_response", "response": response}
+
+
+def control_error(request_id: str, error: str, *, code: str | None = None) -> dict[str, Any]:
+    response = {"subtype": "error", "request_id": request_id, "error": error}
+    if code:
+        response["error_code"] = code
+    return {"type": "control_response", "response": response}

@@ -66,6 +66,8 @@ class ControlRequestBody(Loose):
     subtype: str
     mode: str | None = None
     model: str | None = None
+    user_message_id: str | None = None
+    dry_run: bool = False
 
 
 class ControlRequestLine(Loose):
