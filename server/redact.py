@@ -7,6 +7,7 @@ whose name says it holds a key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ..., *_TOKEN,
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -82,8 +83,10 @@ def redact(text: str) -> str:
 
 def redact_data(value: Any) -> Any:
     """`value` (JSON-shaped: dicts, lists, strings, numbers) with every string redacted; keys
-    are kept."""
+    are kept. Returned as it is when its JSON text holds nothing to mask."""
     values = _values()
+    if _clean(value, values):
+        return value
 
     def walk(item: Any) -> Any:
         if isinstance(item, str):
@@ -95,6 +98,23 @@ def redact_data(value: Any) -> Any:
         return item
 
     return walk(value)
+
+
+def _clean(value: Any, values: list[str]) -> bool:
+    """Whether no string in `value` can need masking, judged on its JSON text in one pass of
+    C code (walking a model request string by string cost ~2 ms a step). JSON's escapes only
+    widen what the checks below find, except inside a secret value that JSON would escape;
+    with one of those the answer is no."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return False
+    if "@" in text and "://" in text:
+        return False
+    lowered = text.lower()
+    if "authoriz" in lowered or "api-key" in lowered:
+        return False
+    return not any(v in text or json.dumps(v, ensure_ascii=False)[1:-1] != v for v in values)
 
 
 def _masked(text: str, values: list[str]) -> str:

@@ -38,3 +38,27 @@ def test_held_values_are_masked_until_released() -> None:
 
     redact.release(held)
     assert redact.redact(SECRET) == SECRET
+
+
+def test_data_is_masked_wherever_a_secret_sits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_API_KEY", SECRET)
+    monkeypatch.setenv("ODD_TOKEN", 'has"quote\\and\u00e9')
+    data = {
+        "request": {
+            "messages": [{"content": [f"the key is {SECRET}", ("x", 'has"quote\\and\u00e9')]}]
+        },
+        "url": "see https://user:pw@example.com/x and mail a@b.c",
+        "headers": "x-api-key: abc123",
+        "n": 3,
+        "keep": "nothing here",
+    }
+
+    assert redact.redact_data(data) == {
+        "request": {"messages": [{"content": ["the key is ***", ["x", "***"]]}]},
+        "url": "see https://***@example.com/x and mail a@b.c",
+        "headers": "x-api-key: ***",
+        "n": 3,
+        "keep": "nothing here",
+    }
+    clean = {"a": ["decorators @like this", {"b": "http://host/path"}]}
+    assert redact.redact_data(clean) == clean
