@@ -99,7 +99,10 @@ export class LiveMarkdown {
 
   update(source: string): void {
     if (source === this.source) return;
-    if (!source.startsWith(this.source)) this.reset();
+    // A text item only grows; one that does not go on from where this one ended starts over.
+    // (Comparing the whole prefix at every chunk costs more than all the rendering.)
+    const n = this.source.length;
+    if (source.length < n || source.slice(Math.max(0, n - 32), n) !== this.source.slice(-32)) this.reset();
     this.source = source;
     const rest = parseSettled(source.slice(this.settledChars));
     for (const node of this.tail) node.parentNode?.removeChild(node);

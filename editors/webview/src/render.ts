@@ -195,11 +195,18 @@ export class Transcript {
   private rendered = new Map<string, { rev: number; el: HTMLElement; live?: LiveMarkdown }>();
   private openState = new Map<string, boolean>();
   private following = false;
+  /** The view keeps to the end as it grows, until the user scrolls up. */
+  private atEnd = true;
+  /** Where the last scroll to the end left the view: above it is the user's own scroll. */
+  private endTop = 0;
+  private endQueued = false;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly actions: Actions,
-  ) {}
+  ) {
+    root.addEventListener("scroll", () => this.scrolled(), { passive: true });
+  }
 
   /** The next render ends at the bottom, wherever the user had scrolled (they just sent a prompt). */
   follow(): void {
@@ -207,7 +214,7 @@ export class Transcript {
   }
 
   render(items: Item[]): void {
-    const stick = this.following || this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    const stick = this.following || this.atEnd;
     this.following = false;
     const seen = new Set<string>();
     let prev: Element | null = null;
@@ -237,7 +244,31 @@ export class Transcript {
       this.rendered.delete(id);
       this.openState.delete(id);
     }
-    if (stick) this.root.scrollTop = this.root.scrollHeight;
+    if (stick) this.toEnd();
+  }
+
+  /**
+   * Scrolls to the end in the next frame, once however many chunks came: measuring the view at
+   * every chunk would lay the whole transcript out at every chunk.
+   */
+  private toEnd(): void {
+    this.atEnd = true;
+    if (this.endQueued) return;
+    this.endQueued = true;
+    requestAnimationFrame(() => {
+      this.endQueued = false;
+      this.root.scrollTop = this.root.scrollHeight;
+      this.endTop = this.root.scrollTop;
+    });
+  }
+
+  private scrolled(): void {
+    const root = this.root;
+    if (root.scrollHeight - root.scrollTop - root.clientHeight < 40) this.atEnd = true;
+    else if (root.scrollTop < this.endTop - 1) {
+      this.atEnd = false;
+      this.endTop = Infinity;
+    }
   }
 
   private watchToggle(id: string, el: HTMLElement): void {

@@ -150,8 +150,15 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
       assert.ok((await gap()) > 200, "scrolled up, away from the end");
       await page.getByLabel("Message to the agent").fill("and now?");
       await page.getByLabel("Message to the agent").press("Enter");
+      // The view scrolls in the next frame: wait for it (generously) rather than for a time.
+      const atEnd = () => page.waitForFunction(() => {
+        const el = document.getElementById("transcript")!;
+        return el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }, undefined, { timeout: 30_000 });
+      await atEnd();
       assert.ok((await gap()) < 40, "the sent prompt is in sight");
       await p.send({ type: "update", params: { sessionId: SESSION.sessionId, turnId: "turn_next", seq: 3, update: { kind: "agent_message_chunk", text: long } } });
+      await atEnd();
       assert.ok((await gap()) < 40, "the answer is followed as it streams");
       await page.close();
     });

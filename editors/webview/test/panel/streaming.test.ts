@@ -108,3 +108,32 @@ test("thinking streams in place too: an open Thinking block stays open and keeps
   assert.deepEqual(await page.locator("details.thought p").allInnerTexts(), ["Looking at the parser.", "Then the tests."]);
   await page.close();
 });
+
+test("a streaming answer is followed to its end until the user scrolls up, and again once they scroll back down", async () => {
+  const p = await openPanel(browser, origin, "jcef");
+  await ready(p);
+  const page = p.page;
+  const log = page.getByRole("log", { name: "Conversation" });
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const gap = () => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+  const lines = (from: number) => Array.from({ length: 40 }, (_, i) => `Line ${from + i} of a long answer.\n\n`).join("");
+  await p.send(update("t1", { kind: "agent_message_chunk", text: lines(1) }));
+  await page.waitForFunction(() => {
+    const el = document.getElementById("transcript")!;
+    return el.scrollTop > 0 && el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+  });
+  await log.evaluate((el) => (el.scrollTop = 0));
+  await frames();
+  await p.send(update("t1", { kind: "agent_message_chunk", text: lines(41) }));
+  await frames();
+  assert.equal(await log.evaluate((el) => el.scrollTop), 0, "the view stays where the user scrolled");
+  await log.evaluate((el) => (el.scrollTop = el.scrollHeight));
+  await frames();
+  await p.send(update("t1", { kind: "agent_message_chunk", text: lines(81) }));
+  await page.waitForFunction(() => {
+    const el = document.getElementById("transcript")!;
+    return el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+  });
+  assert.ok((await gap()) < 40, "followed again");
+  await page.close();
+});
