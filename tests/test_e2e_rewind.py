@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, prompt, start
+from tests.test_acp_frontend import Editor, agentls_acp, fake_env, text
 
 A = b"def a():\n    return 1\n"
 B = b"line one\r\nline two\r\n"  # CRLF kept byte for byte
@@ -52,8 +53,8 @@ async def run_turns(client: AgentClient, workspace: Path) -> tuple[str, list[str
         "sessionId"
     ]
     turns = []
-    for text in ("hi", "change things", "change more"):
-        result = await client.call("session/prompt", prompt(sid, text))
+    for words in ("hi", "change things", "change more"):
+        result = await client.call("session/prompt", prompt(sid, words))
         assert result["terminal"] == "completed", result
         turns.append(result["turnId"])
     return sid, turns
@@ -209,3 +210,25 @@ async def test_rewind_is_refused_for_a_turn_of_another_session(tmp_path, workspa
     finally:
         await client.close()
     assert other["code"] == -31006
+
+
+async def test_acp_clients_rewind_through_the_extension_method(tmp_path, workspace, fake_llm):
+    (workspace / "a.py").write_bytes(A)
+    fake_llm.script(
+        Reply(tool_calls=[edit("a.py", "return 1", "return 2", "c1")]),
+        Reply(text="Done."),
+    )
+    editor = Editor()
+    env = fake_env(tmp_path, fake_llm)
+    async with agentls_acp(tmp_path, env, editor) as (conn, init):
+        assert init.agent_capabilities.field_meta == {
+            "agentls": {"rewind": "_agentls/session/rewind"}
+        }
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=text("bump it"))
+        turn = response.field_meta["agentls"]["turnId"]
+        done = await conn.ext_method(
+            "agentls/session/rewind", {"sessionId": session.session_id, "turnId": turn}
+        )
+    assert done["restored"] == [str(workspace.resolve() / "a.py")]
+    assert (workspace / "a.py").read_bytes() == A

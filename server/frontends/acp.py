@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import acp
 from acp import schema
+from pydantic import ValidationError
 
 from protocol import errors
 from protocol.methods import (
@@ -31,6 +32,7 @@ from protocol.methods import (
     PromptParams,
     RequestPermissionParams,
     RequestPermissionResult,
+    RewindParams,
     SessionInfoResult,
     SessionUpdateParams,
 )
@@ -48,12 +50,14 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
+REWIND_METHOD = "agentls/session/rewind"
+"""The extension method (`_agentls/session/rewind` on the wire) that undoes turns."""
 
 
 def request_error(exc: ServiceError) -> acp.RequestError:
     # ACP spells "no such session" -32002 (resource not found); busy has no ACP code.
     code = {errors.SESSION_NOT_FOUND: -32002, errors.SESSION_BUSY: errors.INVALID_REQUEST}
-    return acp.RequestError(code.get(exc.code, exc.code), str(exc))
+    return acp.RequestError(code.get(exc.code, exc.code), str(exc), exc.data)
 
 
 class AcpDoor:
@@ -220,6 +224,7 @@ class AcpDoor:
                 mcp_capabilities=schema.McpCapabilities(http=True),
                 prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=sessions,
+                field_meta={"agentls": {"rewind": f"_{REWIND_METHOD}"}},
             ),
             agent_info=schema.Implementation(name="agentls", title="agentls", version=__version__),
         )
@@ -290,6 +295,16 @@ class AcpDoor:
         if problem:
             raise acp.RequestError(errors.INTERNAL_ERROR, problem, {"terminal": result.terminal})
         return view.prompt_response(result)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`_agentls/session/rewind`: agentls's `session/rewind`, same params and result."""
+        if method != REWIND_METHOD:
+            raise acp.RequestError.method_not_found(f"_{method}")
+        try:
+            parsed = RewindParams.model_validate(params)
+        except ValidationError as exc:
+            raise acp.RequestError.invalid_params({"errors": exc.errors(include_url=False)}) from None
+        return (await self._call(self.service.rewind(parsed))).to_wire()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self.service.cancel(session_id)

@@ -227,8 +227,11 @@ def prompt_response(result: PromptResult) -> acp.PromptResponse:
         cached_read_tokens=u.cache_read_tokens or None,
         cached_write_tokens=u.cache_write_tokens or None,
     )
-    meta = {"agentls": {"stored": False}} if result.stored is False else None
-    return acp.PromptResponse(stop_reason=stop, usage=usage, field_meta=meta)
+    # The turn id names the turn for `_agentls/session/rewind`.
+    meta: dict[str, Any] = {"turnId": result.turn_id}
+    if result.stored is False:
+        meta["stored"] = False
+    return acp.PromptResponse(stop_reason=stop, usage=usage, field_meta={"agentls": meta})
 
 
 def turn_error(result: PromptResult) -> str | None:
