@@ -51,7 +51,7 @@ test("250 px wide, nothing in the panel scrolls sideways and tool titles and pil
   assert.ok(width <= 260, `the panel is narrow (${width} px)`);
   for (const details of await panel.locator(".tool details").all()) await details.evaluate((d) => ((d as HTMLDetailsElement).open = true));
   const sideways = await panel.locator("body").evaluate(() =>
-    [document.documentElement, document.body, ...document.querySelectorAll("#transcript, .msg, .tool")]
+    [document.documentElement, document.body, ...Array.from(document.querySelectorAll("#transcript, .msg, .tool"))]
       .filter((el) => el.scrollWidth > el.clientWidth)
       .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`),
   );
