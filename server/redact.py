@@ -106,7 +106,7 @@ def _clean(value: Any, values: list[str]) -> bool:
     widen what the checks below find, except inside a secret value that JSON would escape;
     with one of those the answer is no."""
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return False
     if "@" in text and "://" in text:

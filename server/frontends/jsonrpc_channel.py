@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from typing import Any
@@ -20,9 +21,11 @@ from protocol.methods import (
     SessionUpdateParams,
 )
 from server.frontends.jsonrpc_bridge import AgentlsServerProtocol
+from server.frontends.jsonrpc_transport import CoalescingWriter
 from server.sessions.model import ClientCapabilities
 
 log = logging.getLogger(__name__)
+_HEADER = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
 
 
 class JsonRpcChannel:
@@ -41,10 +44,16 @@ class JsonRpcChannel:
         )
 
     def send_update(self, params: SessionUpdateParams) -> None:
-        # A plain dict skips the attrs/cattrs round trip pygls would make for every event.
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "method": "session/update", "params": params.to_wire()}
-        )
+        # A plain dict skips the attrs/cattrs round trip pygls would make for every event, and
+        # the frame is encoded here: pygls's `json.dumps(..., default=...)` builds a new encoder
+        # for each message, which cost more than the rest of a delta's way out. Same bytes.
+        message = {"jsonrpc": "2.0", "method": "session/update", "params": params.to_wire()}
+        writer = self.protocol.writer
+        if not isinstance(writer, CoalescingWriter) or not self.protocol._include_headers:
+            self.protocol._send_data(message)
+            return
+        body = json.dumps(message).encode()
+        writer.write(_HEADER % len(body) + body)
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         raw = await self._request("session/request_permission", params)

@@ -380,7 +380,7 @@ def scrubbed(op: tuple) -> tuple:
     """The one redaction hook of the store: keys, auth headers and URL credentials never reach
     the file (`server.redact`); wire models are written as their wire dicts."""
     name, *args = op
-    return (name, *(redact_data(a.to_wire() if hasattr(a, "to_wire") else a) for a in args))
+    return (name, *redact_data([a.to_wire() if hasattr(a, "to_wire") else a for a in args]))
 
 
 def unwritable(exc: Exception) -> bool:
