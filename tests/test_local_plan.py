@@ -367,8 +367,6 @@ async def test_an_edit_left_unchanged_twice_is_not_made_and_the_answer_says_so(
     runtime = ScriptedRuntime(same, same)
     events = await collect(runtime, collect_request(after_edit_read(tmp_path)))
     assert not [e for e in events if isinstance(e, ToolCallReady)]
-    retry = sent_schema(runtime, 1)["anyOf"][0]["properties"]["replaces"]["enum"]
-    assert retry == ["[server]", "port = 80"]
     assert answer_of(events) == (
         f"I could not work out which line of app.ini to change, or how. {ground.CLOUD_HINT}"
     )

@@ -185,6 +185,12 @@ class LocalProvider:
             async for event in step.again(nudge, retry):
                 yield event
             call = _call(step.value, pending, turn)
+        if call is not None and _unchanged(call):
+            # Asked again, the model still leaves the line as it was: say so, change nothing.
+            text = local_prompt.UNCHANGED.format(path=call.arguments["path"])
+            yield TextDelta(f"{text} {ground.CLOUD_HINT}")
+            yield Finish("end_turn", step.usage)
+            return
         if call is not None:
             yield ToolCallReady(call)
             yield Finish("tool_use", step.usage)
@@ -214,10 +220,7 @@ class LocalProvider:
                 retry = local_plan.plan_schema(others, answer=False, request=turn.request)
                 return local_prompt.NUDGE_OTHER, retry
             return local_prompt.NUDGE, answer_branch()
-        if (
-            call.name == "edit_file"
-            and call.arguments["old_string"] == call.arguments["new_string"]
-        ):
+        if _unchanged(call):
             return local_prompt.NUDGE_SAME, first
         if call.name == "write_file" and turn.exists(str(call.arguments.get("path", ""))):
             # A small model "appends" by writing the whole file again, from memory.
@@ -363,6 +366,12 @@ def _call(
     if pending and ("replaces" in value or "append" in value):
         return local_plan.edit_call(pending[0], pending[1], value, request=turn.request)
     return None
+
+
+def _unchanged(call: ToolCallPart) -> bool:
+    """An edit whose new text is the text it replaces."""
+    old, new = call.arguments.get("old_string"), call.arguments.get("new_string")
+    return call.name == "edit_file" and old is not None and old == new
 
 
 def _to_read(turn: local_turn.Turn, kinds: list[local_plan.Kind]) -> list[str]:

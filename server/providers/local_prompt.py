@@ -46,6 +46,7 @@ NUDGE = (
 )
 NUDGE_OTHER = "You already did that and it did not work. Take a different task."
 NUDGE_EXISTS = "{path} already exists: to change it, take an edit task, which keeps its lines."
+UNCHANGED = "I could not work out which line of {path} to change, or how."
 NUDGE_SAME = (
     'That line would not change. Write "new_line" as the line must become, and pick in '
     '"replaces" the line that the request changes.'
