@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from server.providers import local_ground as ground
-from server.providers import local_plan, local_results
+from server.providers import local_plan, local_results, local_turn
 from server.providers.local_schema import answer_branch
 from server.providers.messages import (
     Message,
@@ -370,3 +370,17 @@ async def test_an_edit_left_unchanged_twice_is_not_made_and_the_answer_says_so(
     assert answer_of(events) == (
         f"I could not work out which line of app.ini to change, or how. {ground.CLOUD_HINT}"
     )
+
+
+def test_a_listed_folder_named_with_a_dot_gives_plain_paths(tmp_path: Path) -> None:
+    call = local_plan.to_call({"task": "list", "path": "./plans/."})
+    listing = {"path": str(tmp_path / "plans"), "entries": ["roadmap.txt", "old/"]}
+    messages = [
+        Message("user", [TextPart("What is in plans?")]),
+        Message("assistant", [call]),
+        Message("tool", [ToolResultPart(call.id, "list_dir", json.dumps(listing))]),
+    ]
+    assert local_turn.current(messages, str(tmp_path)).listed() == [
+        "plans/roadmap.txt",
+        "plans/old/",
+    ]
