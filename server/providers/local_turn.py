@@ -6,6 +6,7 @@ repeating) and grounds the answer in it.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,8 +76,8 @@ class Turn:
                 entries = [str(e) for e in json.loads(result.content)["entries"]]
             except (ValueError, KeyError, TypeError):
                 continue
-            folder = str(call.arguments.get("path") or ".").strip("/")
-            folder = "" if folder in ("", ".") else folder.removeprefix("./") + "/"
+            folder = posixpath.normpath(str(call.arguments.get("path") or ".")).strip("/")
+            folder = "" if folder in ("", ".") else folder + "/"
             paths += [folder + e for e in entries if " -> " not in e]
         return list(dict.fromkeys(paths))
 
