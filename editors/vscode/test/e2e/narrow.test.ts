@@ -26,17 +26,24 @@ before(async () => {
   box = sandbox(SCRIPT);
   mkdirSync(join(box.workspace, "src", "components", "a-rather-long-folder-name"), { recursive: true });
   writeFileSync(join(box.workspace, LONG), "export const x = 1;\n");
-  mkdirSync(join(box.root, "config", "agentls"), { recursive: true });
-  writeFileSync(join(box.root, "config", "agentls", "config.json"), JSON.stringify({ permissions: { mode: "bypassPermissions" } }));
   ({ page } = await openWorkbench(box, VSIX, wb));
 });
 
 after(() => closeWorkbench(wb, box, ARTIFACTS));
 
+/** What in the panel is wider than its box (scrollWidth > clientWidth). */
+function scrollsSideways(): Promise<string[]> {
+  return panel.locator("body").evaluate(() =>
+    [document.documentElement, document.body, ...Array.from(document.querySelectorAll("#transcript, .msg, .tool"))]
+      .filter((el) => el.scrollWidth > el.clientWidth)
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`),
+  );
+}
+
 test("250 px wide, nothing in the panel scrolls sideways and tool titles and pills stay on their cards", async () => {
   await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
   panel = panelFrame(page);
-  await panel.locator("#status").getByText(/mode$/).waitFor();
+  await panel.locator("#status").getByText("default mode").waitFor();
   const bar = (await page.locator(".part.sidebar").boundingBox())!;
   await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
   await page.mouse.down();
@@ -46,16 +53,18 @@ test("250 px wide, nothing in the panel scrolls sideways and tool titles and pil
   await input.click();
   await input.fill("Look at the component and run it.");
   await input.press("Enter");
+  // The command is asked for on its card, which must fit the narrow panel too.
+  const ask = panel.locator(".ask");
+  await ask.waitFor();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "narrow-250-ask.png") });
+  assert.deepEqual(await scrollsSideways(), [], "no horizontal scroll with the request on its card");
+  await ask.getByRole("button", { name: "Allow once" }).click();
   await panel.locator("[data-kind=turn]").waitFor();
   const width = await panel.locator("body").evaluate(() => document.documentElement.clientWidth);
   assert.ok(width <= 260, `the panel is narrow (${width} px)`);
   for (const details of await panel.locator(".tool details").all()) await details.evaluate((d) => ((d as HTMLDetailsElement).open = true));
-  const sideways = await panel.locator("body").evaluate(() =>
-    [document.documentElement, document.body, ...Array.from(document.querySelectorAll("#transcript, .msg, .tool"))]
-      .filter((el) => el.scrollWidth > el.clientWidth)
-      .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`),
-  );
-  mkdirSync(ARTIFACTS, { recursive: true });
+  const sideways = await scrollsSideways();
   await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "narrow-250.png") });
   assert.deepEqual(sideways, [], "no horizontal scroll (scrollWidth <= clientWidth)");
   const cards = await panel.locator(".tool").evaluateAll((els) =>
