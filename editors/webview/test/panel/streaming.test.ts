@@ -92,6 +92,9 @@ test("while an answer streams, what is on screen stays: the same nodes, and a se
   assert.equal(await page.evaluate(() => getSelection()!.toString()), "The first paragraph stays put.", "the selection survived the chunks");
   assert.deepEqual(await page.locator("[data-kind=text] p").allInnerTexts(), ["The first paragraph stays put.", "The second one grows and grows.", "The end."]);
   assert.deepEqual(await page.locator("[data-kind=text] .tok-kw").allInnerTexts(), ["const"]);
+  assert.equal(await page.locator("[data-kind=text]").getAttribute("aria-busy"), "true", "the log waits for the whole message to announce it");
+  await p.send(update("t1", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
+  assert.equal(await page.locator("[data-kind=text]").getAttribute("aria-busy"), null);
   await page.close();
 });
 
