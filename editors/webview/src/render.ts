@@ -200,6 +200,7 @@ export class Transcript {
   /** Where the last scroll to the end left the view: above it is the user's own scroll. */
   private endTop = 0;
   private endQueued = false;
+  private streaming?: HTMLElement;
 
   constructor(
     private readonly root: HTMLElement,
@@ -244,7 +245,17 @@ export class Transcript {
       this.rendered.delete(id);
       this.openState.delete(id);
     }
+    this.markStreaming(items[items.length - 1]);
     if (stick) this.toEnd();
+  }
+
+  /** The log announces a message once, when it is complete: busy while it is the one streaming. */
+  private markStreaming(last: Item | undefined): void {
+    const el = last && (last.kind === "text" || last.kind === "thought") ? this.rendered.get(last.id)?.el : undefined;
+    if (el === this.streaming) return;
+    this.streaming?.removeAttribute("aria-busy");
+    el?.setAttribute("aria-busy", "true");
+    this.streaming = el;
   }
 
   /**
