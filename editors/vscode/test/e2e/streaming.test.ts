@@ -10,10 +10,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
+import { longAnswer } from "../../../webview/test/longanswer";
 import { closeWorkbench, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-streaming");
+
 const END = "END-OF-THE-LONG-ANSWER";
 
 let box: Sandbox;
@@ -21,24 +23,6 @@ const wb: Partial<Workbench> = {};
 let page: Page;
 let panel: FrameLocator;
 let model: ChildProcess | undefined;
-
-/** About 50 KB of the Markdown an agent writes: headings, paragraphs, lists, code, tables. */
-function longAnswer(size = 50_000): string {
-  const parts: string[] = [];
-  let length = 0;
-  for (let i = 1; length < size; i++) {
-    const part = [
-      `## Step ${i}: the parser's ${i % 2 ? "tokens" : "blocks"}`,
-      `The function \`parse_${i}\` reads the input line by line and keeps **what it has seen** so far; when a line starts a new block it closes the open one, as step ${i - 1} did, and hands the block to the renderer.`,
-      `- it checks the indentation of line ${i}\n- it looks for a fence or a heading\n- it keeps the *inline* text for later`,
-      "```python\n" + `def parse_${i}(lines):\n    blocks = []\n    for n, line in enumerate(lines):\n        if line.startswith("#"):\n            blocks.append(("heading", n))\n    return blocks\n` + "```",
-      `| step | lines | blocks |\n|---|---|---|\n| ${i} | ${i * 12} | ${i * 3} |`,
-    ].join("\n\n");
-    parts.push(part);
-    length += part.length + 2;
-  }
-  return `${parts.join("\n\n")}\n\nThat is all: ${END}`;
-}
 
 /** The loopback fake model playing one long reply on the Anthropic wire. */
 async function fakeModel(text: string): Promise<string> {
@@ -57,7 +41,7 @@ before(async () => {
   box = sandbox([]);
   box.env.AGENTLS_PROVIDER = "anthropic";
   box.env.ANTHROPIC_API_KEY = "sk-ant-e2e-streaming";
-  box.env.ANTHROPIC_BASE_URL = await fakeModel(longAnswer());
+  box.env.ANTHROPIC_BASE_URL = await fakeModel(longAnswer(END));
   ({ page } = await openWorkbench(box, VSIX, wb));
 });
 
@@ -136,7 +120,7 @@ test("a 50 KB answer streams into the panel and its last chunk is shown (timed, 
     wholeOnScreen: Math.round(m.shown - m.first),
   };
   mkdirSync(ARTIFACTS, { recursive: true });
-  writeFileSync(join(ARTIFACTS, "streaming.json"), JSON.stringify({ answerChars: longAnswer().length, ...figures }, null, 2));
+  writeFileSync(join(ARTIFACTS, "streaming.json"), JSON.stringify({ answerChars: longAnswer(END).length, ...figures }, null, 2));
   t.diagnostic(`streaming: ${JSON.stringify(figures)}`);
   await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "streamed.png") });
   assert.match(await panel.locator("[data-kind=text]").last().innerText(), /Step 1: the parser's tokens[\s\S]*That is all/);

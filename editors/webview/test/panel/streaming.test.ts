@@ -7,6 +7,7 @@ import type { Browser } from "playwright-core";
 import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
 import { fixture } from "../fixtures";
+import { longAnswer } from "../longanswer";
 import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
 
 const SESSION = fixture("session_new.json").result as SessionInfoResult;
@@ -139,4 +140,41 @@ test("a streaming answer is followed to its end until the user scrolls up, and a
   });
   assert.ok((await gap()) < 40, "followed again");
   await page.close();
+});
+
+test("a 50 KB answer in word chunks, all queued at once, is handled and its end shown (timed, not asserted)", async (t) => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  const end = "END-OF-THE-LONG-ANSWER";
+  // One chunk per word, as the loopback fake model streams it.
+  const pieces = longAnswer(end).match(/\s*\S+\s*|\s+/g)!;
+  const figures = await p.page.evaluate(
+    ({ sessionId, pieces, end }) =>
+      new Promise<Record<string, number>>((resolve) => {
+        // A message event's timeStamp is when it was queued; a listener added after the panel's
+        // runs once the panel has handled it.
+        let previous = 0;
+        let handling = 0;
+        let last = 0;
+        window.addEventListener("message", (event) => {
+          const now = performance.now();
+          handling += now - Math.max(event.timeStamp, previous);
+          previous = now;
+          if (!String(event.data?.params?.update?.text).includes(end)) return;
+          last = event.timeStamp;
+          const log = document.getElementById("transcript")!;
+          const check = () => {
+            if (log.textContent!.includes(end)) setTimeout(() => resolve({ chunks: pieces.length, handling, lastOnScreen: performance.now() - last, wholeOnScreen: performance.now() - first }), 0);
+            else requestAnimationFrame(check);
+          };
+          requestAnimationFrame(check);
+        });
+        const first = performance.now();
+        pieces.forEach((text, i) => window.postMessage({ type: "update", params: { sessionId, turnId: "t_long", seq: i + 1, update: { kind: "agent_message_chunk", text } } }, "*"));
+      }),
+    { sessionId: SESSION.sessionId, pieces, end },
+  );
+  t.diagnostic(`panel, 50 KB answer: ${JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v)])))}`);
+  assert.match(await p.page.locator("[data-kind=text] p").last().innerText(), /That is all/);
+  await p.page.close();
 });
