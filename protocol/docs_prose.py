@@ -165,7 +165,11 @@ During a turn the server may send two requests. The turn waits for the answer.
 `toolCallId` has already been sent. Answer `{"outcome": {"outcome": "selected", "optionId": ...}}`
 with one of the offered options (`allow_once`, `allow_always`, `reject_once`, `reject_always`),
 or `{"outcome": {"outcome": "cancelled"}}`. When allowing, `updatedInput` replaces the tool's
-input; when rejecting, `message` tells the model why. `allow_always` is remembered for the
+input; when rejecting, `message` tells the model why. A file edit or write comes with a
+`proposal`: the whole file before (`oldText`, absent for a new file) and after (`newText`), as
+the call would write it now, to show in the editor's own diff view; allowing with `updatedInput`
+`{"content": "..."}` writes that text to the file instead (the user's version of the change),
+and the model is told the user changed it. `allow_always` is remembered for the
 session. No answer within `permissions.approvalTimeout` (default 120 s) counts as a rejection,
 and so does a malformed result. Answer with a result, not an error.
 

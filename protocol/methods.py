@@ -12,7 +12,14 @@ from pydantic import Field, model_validator
 
 from protocol.base import WireModel
 from protocol.content import ContentBlock
-from protocol.updates import McpServerStatus, SessionUpdateKind, StopReason, Terminal, Usage
+from protocol.updates import (
+    Diff,
+    McpServerStatus,
+    SessionUpdateKind,
+    StopReason,
+    Terminal,
+    Usage,
+)
 
 PermissionMode = Literal["default", "plan", "acceptEdits", "bypassPermissions"]
 SandboxMode = Literal["workspace-write", "read-only", "off"]
@@ -219,6 +226,10 @@ class ToolCallRef(WireModel):
     risk: Literal["low", "medium", "high"] | None = None
     """How much harm the call can do if it goes wrong: `low` (reads), `medium` (file writes, the
     network), `high` (commands, git history)."""
+    proposal: Diff | None = None
+    """For a file edit or write: the whole file before and after the call, as it would be
+    written now, so an editor can show it in its own diff view. Allowing with `updatedInput`
+    `{"content": ...}` writes that text instead (the user's own version of the change)."""
 
 
 class PermissionOption(WireModel):
@@ -242,7 +253,9 @@ class PermissionOutcome(WireModel):
 class RequestPermissionResult(WireModel):
     outcome: PermissionOutcome
     updated_input: dict[str, Any] | None = None
-    """When allowing: run the tool with this input instead of the one requested."""
+    """When allowing: run the tool with this input instead of the one requested. For a request
+    with a `proposal`, `{"content": "<the whole file>"}` writes that text to the file instead
+    of the proposed change (the model is told the user changed it)."""
     message: str | None = None
     """When rejecting: the reason, passed on to the model."""
 

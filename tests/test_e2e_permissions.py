@@ -55,6 +55,7 @@ async def test_reject_leaves_file_untouched_and_model_sees_denial(tmp_path, work
         "title": request["toolCall"]["title"],
         "input": edit.arguments,
         "risk": "medium",
+        "proposal": {"path": str(target), "oldText": "x = 1\n", "newText": "x = 2\n"},
     }
     assert [o["kind"] for o in request["options"]] == [
         "allow_once",

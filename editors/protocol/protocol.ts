@@ -1025,6 +1025,12 @@ export interface ToolCallRef {
   };
   name: string;
   /**
+   * For a file edit or write: the whole file before and after the call, as it would be
+   * written now, so an editor can show it in its own diff view. Allowing with `updatedInput`
+   * `{"content": ...}` writes that text instead (the user's own version of the change).
+   */
+  proposal?: Diff | null;
+  /**
    * Why the user is being asked (e.g. "runs rm -rf", "path outside the workspace").
    */
   reason?: string | null;
@@ -1047,7 +1053,9 @@ export interface RequestPermissionResult {
   message?: string | null;
   outcome: PermissionOutcome;
   /**
-   * When allowing: run the tool with this input instead of the one requested.
+   * When allowing: run the tool with this input instead of the one requested. For a request
+   * with a `proposal`, `{"content": "<the whole file>"}` writes that text to the file instead
+   * of the proposed change (the model is told the user changed it).
    */
   updatedInput?: {
     [k: string]: unknown;

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ from server.agent.state import AgentSession
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
+from server.tools.files import WriteFile, WriteFileInput
 from server.tools.live import LIVE_OUTPUT
 from server.trust import is_trusted
 from server.turn import TurnSink, UserNotReachable
@@ -109,7 +111,8 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
     except ValidationError as exc:
         return fail(f"Invalid arguments for {call.name}: {_describe(exc)}")
 
-    refusal, args = await _check_permission(session, tool, args, call, sink)
+    asked = tool
+    refusal, tool, args = await _check_permission(session, tool, args, call, sink)
     if refusal:
         return fail(refusal, "denied")
 
@@ -131,6 +134,8 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
         LIVE_OUTPUT.reset(live)
         CALL_ID.reset(token)
     result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+    if tool is not asked and isinstance(result.content, dict):
+        result.content = {**result.content, "note": USER_VERSION}
     text = render(result.content)
     if result.is_error:
         return fail(text)
@@ -145,10 +150,17 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
 
 async def _check_permission(
     session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
-) -> tuple[str | None, Any]:
-    """(None, args to run with) when the call may run, else (the message the model gets, args)."""
+) -> tuple[str | None, Tool, Any]:
+    """(None, tool, args to run) when the call may run, else (the message the model gets, ...).
+    The tool is another only when the user wrote their own version of a proposed change."""
     if approval_due(session, tool):
-        return await approve_plan(session, tool, args, call, sink), args
+        return await approve_plan(session, tool, args, call, sink), tool, args
+    return await _ask(session, tool, args, call, sink)
+
+
+async def _ask(
+    session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
+) -> tuple[str | None, Tool, Any]:
     granted = skill_rules(session)
     decision = permissions.decide(
         tool, args, session.tool_ctx, session.permissions, granted=granted
@@ -156,9 +168,10 @@ async def _check_permission(
     if decision.outside and decision.action != "deny":
         args = leave_sandbox(tool, args)
     if decision.action == "allow":
-        return None, args
+        return None, tool, args
     if decision.action == "deny":
-        return f"Not allowed: {decision.reason}.", args
+        return f"Not allowed: {decision.reason}.", tool, args
+    proposal = await tool.propose(session.tool_ctx, args)
     ref = ToolCallRef(
         tool_call_id=call.id,
         name=call.name,
@@ -166,6 +179,9 @@ async def _check_permission(
         input=call.arguments,
         reason=decision.reason or None,
         risk=tool.call_risk(args),
+        proposal=Diff(path=proposal.path, old_text=proposal.old_text, new_text=proposal.new_text)
+        if proposal
+        else None,
     )
     reply = None
     try:
@@ -175,27 +191,53 @@ async def _check_permission(
         return (
             "Not allowed: this call needs the user's approval and no one can answer. "
             "Continue without it or explain what you would do."
-        ), args
+        ), tool, args
     if reply is None:
-        return "The user did not answer the permission request in time; the call was not run.", args
+        late = "The user did not answer the permission request in time; the call was not run."
+        return late, tool, args
     kind = reply.outcome.option_id if reply.outcome.outcome == "selected" else None
     if kind in ("allow_once", "allow_always"):
         permissions.remember(session.permissions, decision, kind)
         if reply.updated_input is not None:
+            own = users_version(session, reply.updated_input, ref.proposal)
+            if own is not None:
+                return None, *own
             try:
                 args = tool.Input.model_validate(reply.updated_input)
             except ValidationError as exc:
-                return f"The user's edited input is invalid: {_describe(exc)}", args
+                return f"The user's edited input is invalid: {_describe(exc)}", tool, args
             if decision.outside:
                 args = leave_sandbox(tool, args)
-        return None, args
+        return None, tool, args
     if kind is not None:
         permissions.remember(session.permissions, decision, kind)
     reason = f" The user said: {reply.message}" if reply.message else ""
     return (
         "The user denied this tool call. Do not retry it in another form; "
         f"ask the user or choose another approach.{reason}"
-    ), args
+    ), tool, args
+
+
+def users_version(
+    session: AgentSession, updated: dict[str, Any], proposal: Diff | None
+) -> tuple[Tool, WriteFileInput] | None:
+    """`{"content": text}` answering a proposed file change: a write of the user's text to that
+    file (the same file only), in place of the call the model made."""
+    content = updated.get("content")
+    if proposal is None or not isinstance(content, str) or set(updated) - {"content", "path"}:
+        return None
+    path = session.tool_ctx.resolve(str(updated.get("path", proposal.path)))
+    if path != Path(proposal.path):
+        return None
+    return session.tools.get("write_file") or WriteFile(), WriteFileInput(
+        path=proposal.path, content=content
+    )
+
+
+USER_VERSION = (
+    "The user changed your proposed edit before it was written: the file holds their version. "
+    "Read it before you edit it again."
+)
 
 
 def leave_sandbox(tool: Tool, args: Any) -> Any:

@@ -131,6 +131,11 @@ class Tool(ABC):
         """Filesystem paths the call touches (workspace confinement, editor locations)."""
         return []
 
+    async def propose(self, ctx: ToolContext, args: Any) -> Diff | None:
+        """The whole-file change the call would make, for the user to review (and change)
+        before it runs; None for tools that change no file."""
+        return None
+
     def always_ask(self, args: Any) -> str | None:
         """A reason to ask the user whatever the permission mode, or None."""
         return None

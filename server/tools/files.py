@@ -234,6 +234,10 @@ class WriteFile(Tool):
     def paths(self, args: WriteFileInput) -> list[str]:
         return [args.path]
 
+    async def propose(self, ctx: ToolContext, args: WriteFileInput) -> Diff | None:
+        path = ctx.resolve(args.path)
+        return Diff(str(path), await _old_text(ctx, path), args.content)
+
     async def run(self, ctx: ToolContext, args: WriteFileInput) -> ToolResult:
         path = ctx.resolve(args.path)
         if path.exists():
@@ -304,7 +308,36 @@ class EditFile(Tool):
     def paths(self, args: EditFileInput) -> list[str]:
         return [args.path]
 
+    async def propose(self, ctx: ToolContext, args: EditFileInput) -> Diff | None:
+        try:
+            path, raw, data, _ = await self._edited(ctx, args)
+        except ToolError:
+            return None
+        if data is None:
+            return None
+        return Diff(
+            str(path), raw.decode("utf-8", errors="replace"), data.decode("utf-8", errors="replace")
+        )
+
     async def run(self, ctx: ToolContext, args: EditFileInput) -> ToolResult | dict:
+        path, raw, data, count = await self._edited(ctx, args)
+        if data is None:
+            return {"path": str(path), "replacements": 0, "alreadyApplied": True}
+        await save_edit(ctx, path, data, before=raw)
+        return ToolResult(
+            content={"path": str(path), "replacements": count if args.replace_all else 1},
+            diff=Diff(
+                path=str(path),
+                old_text=raw.decode("utf-8", errors="replace"),
+                new_text=data.decode("utf-8", errors="replace"),
+            ),
+        )
+
+    async def _edited(
+        self, ctx: ToolContext, args: EditFileInput
+    ) -> tuple[Path, bytes, bytes | None, int]:
+        """The file, its bytes, its bytes after the edit (None: already applied), and how many
+        times `old_string` matched."""
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; there is nothing to change")
         if not args.old_string:
@@ -317,7 +350,7 @@ class EditFile(Tool):
         count = text.count(old)
         if count == 0:
             if new and new in text:
-                return {"path": str(path), "replacements": 0, "alreadyApplied": True}
+                return path, raw, None, 0
             raise ToolError(_not_found(path, text, old))
         if count > 1 and not args.replace_all:
             raise ToolError(
@@ -325,16 +358,7 @@ class EditFile(Tool):
                 "make it unique, or set replace_all to replace every occurrence"
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        data = updated.encode("utf-8", errors="surrogateescape")
-        await save_edit(ctx, path, data, before=raw)
-        return ToolResult(
-            content={"path": str(path), "replacements": count if args.replace_all else 1},
-            diff=Diff(
-                path=str(path),
-                old_text=raw.decode("utf-8", errors="replace"),
-                new_text=data.decode("utf-8", errors="replace"),
-            ),
-        )
+        return path, raw, updated.encode("utf-8", errors="surrogateescape"), count
 
 
 async def read_for_edit(ctx: ToolContext, path: Path) -> bytes:

@@ -58,7 +58,30 @@ class EditFileHashed(Tool):
     def paths(self, args: EditFileHashedInput) -> list[str]:
         return [args.path]
 
+    async def propose(self, ctx: ToolContext, args: EditFileHashedInput) -> Diff | None:
+        try:
+            path, raw, data, _ = await self._edited(ctx, args)
+        except ToolError:
+            return None
+        old, new = raw.decode("utf-8", errors="replace"), data.decode("utf-8", errors="replace")
+        return Diff(str(path), old, new)
+
     async def run(self, ctx: ToolContext, args: EditFileHashedInput) -> ToolResult:
+        path, raw, data, number = await self._edited(ctx, args)
+        await save_edit(ctx, path, data, before=raw)
+        return ToolResult(
+            content={"path": str(path), "line": number},
+            diff=Diff(
+                path=str(path),
+                old_text=raw.decode("utf-8", errors="replace"),
+                new_text=data.decode("utf-8", errors="replace"),
+            ),
+        )
+
+    async def _edited(
+        self, ctx: ToolContext, args: EditFileHashedInput
+    ) -> tuple[Path, bytes, bytes, int]:
+        """The file, its bytes, its bytes with the line replaced, and the line's number."""
         if "\n" in args.new_line or "\r" in args.new_line:
             raise ToolError(
                 "invalid_new_line: new_line must be a single line without newline characters; "
@@ -76,16 +99,7 @@ class EditFileHashed(Tool):
                 f"no_change: line {number} already reads new_line; there is nothing to change"
             )
         _replace(pieces, number, args.new_line, crlf=crlf_dominant(text))
-        data = "\n".join(pieces).encode("utf-8", errors="surrogateescape")
-        await save_edit(ctx, path, data, before=raw)
-        return ToolResult(
-            content={"path": str(path), "line": number},
-            diff=Diff(
-                path=str(path),
-                old_text=raw.decode("utf-8", errors="replace"),
-                new_text=data.decode("utf-8", errors="replace"),
-            ),
-        )
+        return path, raw, "\n".join(pieces).encode("utf-8", errors="surrogateescape"), number
 
 
 def _anchor(value: str) -> str:

@@ -101,8 +101,12 @@ public final class Wire {
 
     // -- interactions (server -> client requests) -------------------------------------------
 
-    /** The tool call a permission is asked for; {@code reason} says why the user is asked. */
-    public record ToolCallRef(String toolCallId, String name, String title, JsonObject input, String reason, String risk) {}
+    /**
+     * The tool call a permission is asked for; {@code reason} says why the user is asked;
+     * {@code proposal} (file edits and writes, else null): the whole file before and after.
+     */
+    public record ToolCallRef(String toolCallId, String name, String title, JsonObject input, String reason, String risk,
+                              Diff proposal) {}
 
     /** {@code kind}: allow_once | allow_always | reject_once | reject_always. */
     public record PermissionOption(String optionId, String name, String kind) {}
@@ -120,6 +124,13 @@ public final class Wire {
 
         public static RequestPermissionResult cancelled() {
             return new RequestPermissionResult(new PermissionOutcome("cancelled", null), null, null);
+        }
+
+        /** Allow once, writing {@code content} (the user's version of a proposed change) instead. */
+        public static RequestPermissionResult allowEdited(String optionId, String content) {
+            JsonObject edited = new JsonObject();
+            edited.addProperty("content", content);
+            return new RequestPermissionResult(new PermissionOutcome("selected", optionId), edited, null);
         }
     }
 

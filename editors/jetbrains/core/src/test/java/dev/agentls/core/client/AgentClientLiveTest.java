@@ -171,6 +171,59 @@ class AgentClientLiveTest {
     }
 
     @Test
+    void aSelectionReachesTheModelAsContextNamingItsFileAndLines() throws Exception {
+        open("[]");
+        server.env("AGENTLS_SCRIPT", "");  // no script: the model answers with the prompt it got
+        Wire.SessionInfoResult session = newSession();
+        String uri = server.workspace.resolve("app.py").toUri().toString();
+        List<ContentBlock> prompt = List.of(ContentBlock.text("what is this?"),
+                ContentBlock.selection(uri, "def total():\n    return 0", 4, 5));
+
+        Wire.PromptResult result = client.prompt(session.sessionId(), prompt).get(WAIT, TimeUnit.SECONDS);
+
+        assertEquals("completed", result.terminal());
+        String said = String.join("", ui.updatesOf(SessionUpdate.AgentMessageChunk.class).stream()
+                .map(SessionUpdate.AgentMessageChunk::text).toList());
+        assertTrue(said.contains("<context kind=\"selection\" path=\"app.py\" lines=\"5-6\">"), said);
+        assertTrue(said.contains("def total():"), said);
+    }
+
+    @Test
+    void anEditIsApprovedInTheUsersOwnVersionThenRewound() throws Exception {
+        open("""
+                [{"toolCalls": [{"name": "edit_file",
+                                 "arguments": {"path": "app.py", "old_string": "return 0", "new_string": "return 1"}}]},
+                 {"text": "Changed it."}]""");
+        Files.writeString(server.workspace.resolve("app.py"), "x = 0\nreturn 0\n");
+        List<Wire.ToolCallRef> asked = new ArrayList<>();
+        ui.onPermission = params -> {
+            asked.add(params.toolCall());
+            return CompletableFuture.completedFuture(
+                    Wire.RequestPermissionResult.allowEdited("allow_once", "x = 0\nreturn 2\n"));
+        };
+        Wire.SessionInfoResult session = newSession();
+
+        Wire.PromptResult result = client.prompt(session.sessionId(), say("bump it")).get(WAIT, TimeUnit.SECONDS);
+
+        assertEquals("completed", result.terminal());
+        Wire.Diff proposal = asked.get(0).proposal();
+        assertEquals("x = 0\nreturn 0\n", proposal.oldText());
+        assertEquals("x = 0\nreturn 1\n", proposal.newText());
+        assertEquals("x = 0\nreturn 2\n", Files.readString(server.workspace.resolve("app.py")));
+        SessionUpdate.Checkpoint kept = ui.updatesOf(SessionUpdate.Checkpoint.class).get(0);
+        assertEquals(1, kept.files().size());
+
+        Wire.RewindResult preview = client.rewind(session.sessionId(), result.turnId(), false, true)
+                .get(WAIT, TimeUnit.SECONDS);
+        assertEquals(kept.files(), preview.restored());
+        assertEquals("x = 0\nreturn 2\n", Files.readString(server.workspace.resolve("app.py")));
+        Wire.RewindResult done = client.rewind(session.sessionId(), result.turnId(), true, false)
+                .get(WAIT, TimeUnit.SECONDS);
+        assertEquals("x = 0\nreturn 0\n", Files.readString(server.workspace.resolve("app.py")));
+        assertNotNull(done.sessionId(), "the conversation branched");
+    }
+
+    @Test
     void cancelEndsTheTurnAborted() throws Exception {
         open("[{\"text\": \"" + "word ".repeat(200) + "\", \"delay\": 0.05}]");
         Wire.SessionInfoResult session = newSession();
