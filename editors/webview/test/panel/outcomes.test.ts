@@ -128,3 +128,26 @@ test("a resumed prompt's image is an image chip; a cancelled turn shows no token
   assert.doesNotMatch(await page.locator("#transcript").innerText(), /0 in|0 out/);
   await page.close();
 });
+
+test("a resumed session's replayed mode and model switches do not override the mode and model it has now", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await p.send({ type: "server", state: "ready" });
+  // Switched back to default mode and the first model after the turn below (session/set_mode and
+  // set_model are not in the history): session/load says so, the replay says what happened then.
+  await p.send({ type: "session", session: SESSION, resumed: true });
+  const model = SESSION.model;
+  await p.send(update("t_old", { kind: "user_message_chunk", text: "plan it" }));
+  await p.send(update("t_old", { kind: "mode_changed", mode: "acceptEdits", reason: "plan approved" }));
+  await p.send(update("t_old", { kind: "model_switched", model: "claude-opus-4-8", reason: "image in prompt" }));
+  await p.send(update("t_old", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
+  const page = p.page;
+  assert.match(await page.locator("[data-kind=note]").allInnerTexts().then((t) => t.join("\n")), /Now in acceptEdits mode/, "the history still says it");
+  assert.equal(await page.locator("#status").innerText(), "default mode");
+  assert.equal(await page.locator("#model").inputValue(), model);
+  await page.getByLabel("Message to the agent").fill("go on");
+  await page.getByLabel("Message to the agent").press("Enter");
+  await p.send(update("t_new", { kind: "mode_changed", mode: "plan", reason: "asked to plan" }));
+  await p.send(update("t_new", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
+  assert.equal(await page.locator("#status").innerText(), "plan mode", "a switch in a live turn is the mode now");
+  await page.close();
+});
