@@ -160,3 +160,25 @@ def test_git_state_descriptions(tmp_path):
     assert UNKNOWN.describe() == "status unknown"
     git(tmp_path, "init", "-q", "-b", "trunk")
     assert git_state(tmp_path) == GitState("trunk", "(no commits)", 0)
+
+
+async def test_a_steer_with_a_selection_gives_it_as_context(tmp_path, workspace, fake_llm):
+    fake_llm.script(slow_step(), Reply(text="ok"))
+    client, session_id = await open_session(tmp_path, workspace, fake_llm)
+    selection = {
+        "type": "resource",
+        "uri": (workspace / "app.py").as_uri(),
+        "text": "x = 1",
+        "range": {"start": {"line": 2}, "end": {"line": 3}},
+        "context": "selection",
+    }
+    try:
+        turn = asyncio.create_task(client.call("session/prompt", prompt(session_id, "go")))
+        await client.wait_for(lambda u: u["update"]["kind"] == "agent_message_chunk")
+        steer = {"sessionId": session_id, "prompt": [{"type": "text", "text": "this"}, selection]}
+        await client.call("session/steer", steer)
+        await asyncio.wait_for(turn, 60)
+    finally:
+        await client.close()
+    users = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "user"]
+    assert 'this\n<context kind="selection" path="app.py" lines="3">\nx = 1\n</context>' in users
