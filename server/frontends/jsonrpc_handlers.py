@@ -21,6 +21,7 @@ from protocol.methods import (
     StopSubagentResult,
 )
 from server.engines.registry import engine_infos
+from server.sessions.prompt_input import steer_text
 from server.sessions.service import ServiceError, SessionService
 
 
@@ -56,8 +57,8 @@ class Handlers:
         self.service.cancel(p.session_id)
 
     async def session_steer(self, p):
-        text = "\n".join(getattr(b, "text", "") for b in p.prompt)
-        self.service.steer(p.session_id, text)
+        cwd = self.service.get(p.session_id).cwd
+        self.service.steer(p.session_id, steer_text(p.prompt, cwd))
         return SteerResult(queued=True)
 
     async def session_set_model(self, p):

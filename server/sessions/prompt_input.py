@@ -56,6 +56,17 @@ def to_turn_input(turn_id: str, params: PromptParams, cwd: Path) -> TurnInput:
     )
 
 
+def steer_text(blocks: list[ContentBlock], cwd: Path) -> str:
+    """A steer's blocks as the one user message it becomes (images are not taken mid-turn)."""
+    parts = []
+    for block in blocks:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ResourceLink | ResourceContent):
+            parts.append(context_text(block, cwd))
+    return "\n".join(parts)
+
+
 def context_text(block: ResourceLink | ResourceContent, cwd: Path) -> str:
     """The block as the model reads it: a `<context>` element with the kind, the path (relative
     to the workspace when inside it) and the 1-based line span; a link has no body. A block
