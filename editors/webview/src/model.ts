@@ -111,6 +111,8 @@ export interface PanelState {
   items: Item[];
   sessions: SessionsView;
   lastSeq: number;
+  /** A resumed session's history is being replayed: its mode and model switches are the past. */
+  replaying?: boolean;
   /** Item ids by tool call id / subagent id / turn id, for in-place updates. */
   byKey: Record<string, string>;
   /** Where the current model call's items start: a `stream_retry` discards what follows. */

@@ -71,6 +71,7 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
       state.cwd = msg.cwd;
       state.modelId = msg.session.model;
       state.sessions.open = false;
+      state.replaying = msg.resumed === true;
       if (msg.resumed) add(state, { kind: "note", text: "Resumed session." });
       return state;
     case "update":
@@ -154,6 +155,7 @@ export function startPrompt(state: PanelState, text: string, images: number): Pa
   add(state, { kind: "user", text, images });
   state.stepStart = state.items.length;
   state.busy = true;
+  state.replaying = false;
   return state;
 }
 
@@ -262,11 +264,11 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       questionNote(state, turnId, u.outcome ?? null);
       return;
     case "model_switched":
-      state.modelId = u.model;
+      if (!state.replaying) state.modelId = u.model;
       add(state, { kind: "note", turnId, text: `Switched to ${u.model} (${u.reason}).` });
       return;
     case "mode_changed":
-      if (state.session) state.session.modes.currentModeId = u.mode;
+      if (state.session && !state.replaying) state.session.modes.currentModeId = u.mode;
       add(state, { kind: "note", turnId, text: `Now in ${u.mode} mode (${u.reason}).` });
       return;
     case "compaction":
