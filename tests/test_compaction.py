@@ -198,3 +198,26 @@ async def test_small_conversations_are_left_alone(tmp_path: Path) -> None:
 
     assert "compaction" not in [u["kind"] for u in channel.updates]
     assert compaction.ContextView() == service.sessions[session_id].handle.view
+
+
+def test_a_sessions_kept_estimates_match_a_fresh_count_step_after_step() -> None:
+    from server.agent.view import Estimates
+    from server.providers.messages import ToolSpec
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    history: list[Message] = [user("start")]
+    view = ContextView()
+    kept = Estimates()
+    for i in range(30):
+        history += step(f"c{i}", str(i) * (300 + 40 * i))
+        if i in (10, 20):
+            elide_tool_results(history, view, keep=5)
+        if i == 25:  # a message replaced by another object is counted afresh
+            history[-1] = Message("tool", [*history[-1].parts, TextPart("more")])
+        tools = [ToolSpec("dump", "Dump" if i < 15 else "Dump it", schema)]
+        request = ModelRequest(
+            "m", "s" * i, [*view.messages(history), user(f"context {i}")], tools=tools
+        )
+
+        assert estimate(request, kept) == estimate(request), i
+    assert view.messages(history)[3] is view.messages(history)[3]  # an elided copy is reused

@@ -22,7 +22,7 @@ from typing import Any
 from protocol.updates import Compaction
 from server.agent.context import build_request
 from server.agent.state import AgentSession
-from server.agent.view import ContextView
+from server.agent.view import ContextView, Estimates
 from server.providers import catalog
 from server.providers.messages import (
     Finish,
@@ -97,10 +97,16 @@ def message_tokens(message: Message) -> int:
     return MESSAGE_OVERHEAD + sum(part_tokens(p) for p in message.parts)
 
 
-def estimate(request: ModelRequest) -> int:
-    tools = json.dumps([[t.name, t.description, t.parameters] for t in request.tools])
-    fixed = (len(request.system) + len(tools)) // CHARS_PER_TOKEN
-    return fixed + sum(message_tokens(m) for m in request.messages)
+def estimate(request: ModelRequest, estimates: Estimates | None = None) -> int:
+    """The request's size in tokens, roughly. With `estimates` (the session's), only what
+    changed since its previous request is counted: the step's new messages, not the history."""
+    estimates = estimates or Estimates()
+    fixed = (len(request.system) + estimates.tools(request, _tools_chars)) // CHARS_PER_TOKEN
+    return fixed + estimates.messages(request.messages, message_tokens)
+
+
+def _tools_chars(request: ModelRequest) -> int:
+    return len(json.dumps([[t.name, t.description, t.parameters] for t in request.tools]))
 
 
 # -- the two steps -------------------------------------------------------------------------------
@@ -110,15 +116,16 @@ async def fit(session: AgentSession, context: Message, sink: TurnSink) -> Usage:
     """Compact the session's view when the next request would be too large; returns the usage
     of a summary call, if one was made."""
     settings = settings_for(session)
-    before = estimate(build_request(session, context))
+    estimates = session.view.estimates
+    before = estimate(build_request(session, context), estimates)
     if before <= settings.threshold * settings.window:
         return Usage()
     elide_tool_results(session.history, session.view, settings.keep_tool_results)
-    after = estimate(build_request(session, context))
+    after = estimate(build_request(session, context), estimates)
     usage = Usage()
     if after > settings.summarize_at * settings.window:
         usage = await summarize(session, settings)
-        after = estimate(build_request(session, context))
+        after = estimate(build_request(session, context), estimates)
     if after < before:
         sink.emit(Compaction(before=before, after=after))
     return usage
