@@ -66,6 +66,7 @@ export class EditorContext implements vscode.Disposable {
       vscode.languages.registerCodeActionsProvider({ scheme: "file" }, new FixProvider(), { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }),
       vscode.commands.registerCommand(FIX_COMMAND, (uri: string, d: DiagnosticLike) => this.fix(uri, d)),
       vscode.commands.registerCommand("agentls.addSelection", () => this.addSelection()),
+      vscode.commands.registerCommand("agentls.toggleSendActiveEditor", () => this.toggleSendActiveEditor()),
     );
   }
 
@@ -86,6 +87,15 @@ export class EditorContext implements vscode.Disposable {
     if (!blocks.length) blocks.push(this.documentBlock(editor.document));
     await this.reveal();
     this.post({ type: "attach", blocks });
+  }
+
+  /** Flips agentls.sendActiveEditor where it is set (the workspace's setting, else the user's). */
+  async toggleSendActiveEditor(): Promise<void> {
+    const config = vscode.workspace.getConfiguration("agentls");
+    const on = !config.get<boolean>("sendActiveEditor", false);
+    const inWorkspace = config.inspect<boolean>("sendActiveEditor")?.workspaceValue !== undefined;
+    await config.update("sendActiveEditor", on, inWorkspace ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
+    void vscode.window.showInformationMessage(on ? "agentls: the active editor's file and selection go with each prompt." : "agentls: the active editor is no longer sent with prompts.");
   }
 
   async mentions(query: string): Promise<MentionItem[]> {

@@ -4,12 +4,12 @@
 // (recording_model.py) prints every request it gets; the test reads what the model was sent.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, codeServerEntry, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-context");
@@ -69,6 +69,7 @@ before(async () => {
   writeFileSync(join(box.workspace, "ignored", "parser_notes_old.md"), "ignored\n");
   writeFileSync(join(box.workspace, ".gitignore"), "ignored/\n");
   writeFileSync(join(box.workspace, "bad.json"), '{\n  "name": "demo"\n  "version": 1\n}\n');
+  box.env.SHELL = "/bin/bash"; // a shell with VS Code's shell integration
   box.env.AGENTLS_PROVIDER = "anthropic";
   box.env.ANTHROPIC_API_KEY = "sk-ant-e2e-context";
   box.env.ANTHROPIC_BASE_URL = await recordingModel();
@@ -85,9 +86,18 @@ async function openFile(name: string, shows: string): Promise<void> {
   await page.keyboard.press("Control+P");
   const quick = page.locator(".quick-input-widget");
   await quick.locator("input").fill(name);
-  await quick.locator(".monaco-list-row", { hasText: name }).first().waitFor();
+  // The row Enter opens: the list filters after the input changes.
+  await quick.locator(".monaco-list-row.focused", { hasText: name }).waitFor();
   await page.keyboard.press("Enter");
   await page.locator(".editor-instance .view-lines", { hasText: shows }).waitFor();
+}
+
+async function runCommand(title: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const quick = page.locator(".quick-input-widget");
+  await quick.locator("input").fill(`>${title}`);
+  await quick.locator(".monaco-list-row.focused", { hasText: title }).waitFor();
+  await page.keyboard.press("Enter");
 }
 
 async function ask(text: string, mention?: string): Promise<void> {
@@ -157,4 +167,77 @@ test("@problems sends the JSON language features' real diagnostic for a file wit
   assert.match(sent, /<context kind="diagnostics" path="[^"]*">\n(?:.*\n)*bad\.json:3:3 error: Expected comma/, sent);
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "context.png") });
+});
+
+test("the editor's context menu adds the selection too; its chip can be removed", { timeout: 600_000 }, async () => {
+  await openFile("app.py", "def main():");
+  const line = page.locator(".editor-instance .view-line", { hasText: "def main():" });
+  await line.click();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Shift+End");
+  await line.click({ button: "right" });
+  await page.getByRole("menuitem", { name: "Add Selection to agentls" }).click();
+  const chip = panel.locator("#context-chips .chip", { hasText: "@src/app.py:6 (selection)" });
+  await chip.waitFor();
+  await chip.getByRole("button", { name: "Remove @src/app.py:6 (selection)" }).click();
+  await chip.waitFor({ state: "detached" });
+});
+
+test("'Fix with agentls' on a diagnostic sends the problem, its range and the lines around it", { timeout: 600_000 }, async () => {
+  await openFile("bad.json", '"name": "demo"');
+  await page.locator(".editor-instance .view-line", { hasText: '"version": 1' }).click();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Control+.");
+  const widget = page.locator(".action-widget");
+  await widget.getByText("Fix with agentls").waitFor();
+  for (let i = 0; !(await widget.locator(".monaco-list-row.focused", { hasText: "Fix with agentls" }).count()); i++) {
+    assert.ok(i < 20, "the quick fix list has no 'Fix with agentls' to move to");
+    await page.keyboard.press("ArrowDown");
+  }
+  await page.keyboard.press("Enter");
+  await turnsDone(4);
+  const sent = await sentToModel("Fix this problem.");
+  assert.match(sent, /<context kind="diagnostics" path="bad\.json" lines="3">\nbad\.json:3:3 error: Expected comma/, sent);
+  assert.ok(sent.includes('<context kind="selection" path="bad.json" lines="1-5">\n{\n  "name": "demo"\n  "version": 1\n}\n'), sent);
+});
+
+test("with agentls.sendActiveEditor on, the active file goes with each prompt as a chip", { timeout: 600_000 }, async () => {
+  await openFile("app.py", "def main():");
+  await runCommand("agentls: Toggle Sending the Active Editor with Prompts");
+  await panel.locator("#context-chips .chip.auto", { hasText: "@src/app.py" }).waitFor();
+  await ask("Anything to improve here?");
+  await panel.getByLabel("Message to the agent").press("Enter");
+  await turnsDone(5);
+  const sent = await sentToModel("Anything to improve here?");
+  assert.match(sent, /<context kind="(file|selection)" path="src\/app\.py"/, sent);
+  assert.equal(await panel.locator("#context-chips .chip.auto").count(), 1, "the chip stays for the next prompt");
+});
+
+test("@terminal sends the output of a command run in the terminal (shell integration)", { timeout: 600_000 }, async (t) => {
+  // code-server's terminals need its node-pty built; scripts/test-editors does not build it yet.
+  const pty = resolve(codeServerEntry(), "..", "..", "..", "lib", "vscode", "node_modules", "node-pty", "build", "Release", "pty.node");
+  if (!existsSync(pty)) return t.skip(`no terminals in this code-server: ${pty} is not built`);
+  await page.locator(".editor-instance .view-lines").first().click();
+  await page.keyboard.press("Control+Backquote");
+  await page.locator(".terminal-wrapper .xterm").first().waitFor();
+  await page.locator(".terminal-wrapper .xterm").first().click();
+  await page.keyboard.type("echo TERMINAL-MARKER-$((6*7))");
+  await page.keyboard.press("Enter");
+  const input = panel.getByLabel("Message to the agent");
+  const option = panel.getByRole("listbox", { name: "Mentions" }).locator("[data-kind=terminal]");
+  // The extension sees the command once shell integration reports it: ask again until it has.
+  for (let i = 0; ; i++) {
+    await ask("What did the terminal print? ", "@terminal");
+    await option.waitFor();
+    if (!/no output seen yet/.test(await option.innerText())) break;
+    assert.ok(i < 240, "shell integration reported no command in the terminal");
+    await input.fill("");
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await input.press("Enter");
+  await panel.locator("#context-chips .chip[data-context=terminal]").waitFor();
+  await input.press("Enter");
+  await turnsDone(6);
+  const sent = await sentToModel("What did the terminal print?");
+  assert.match(sent, /<context kind="terminal" path="terminal:[^"]*">\n(?:.*\n)*\$ echo TERMINAL-MARKER-\$\(\(6\*7\)\)\n(?:.*\n)*TERMINAL-MARKER-42/, sent);
 });
