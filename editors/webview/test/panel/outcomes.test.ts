@@ -35,6 +35,11 @@ function update(turnId: string, update: SessionUpdateParams["update"]): HostToPa
   return { type: "update", params: { sessionId: SESSION.sessionId, turnId, seq: ++seq, update } };
 }
 
+/** With PANEL_SCREENSHOTS set, the page as a person would see it, into that folder. */
+async function snap(p: PanelPage, name: string): Promise<void> {
+  if (process.env.PANEL_SCREENSHOTS) await p.page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/${name}.png`, fullPage: true });
+}
+
 const INTERRUPTED = "Interrupted: the turn was stopped before this tool call finished; it did not complete.";
 
 test("a tool call cancelled mid-run says cancelled, never running, and no card is left open at the turn's end", async () => {
@@ -59,6 +64,7 @@ test("a tool call cancelled mid-run says cancelled, never running, and no card i
   await p.send(update("t2", { kind: "tool_call", toolCallId: "lost", name: "read_file", title: "Read a.py", toolKind: "read", input: { path: "a.py" } }));
   await p.send(update("t2", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 2 } }));
   assert.equal(await page.locator("[data-tool-call-id=lost]").getAttribute("data-status"), "failed", "a card the server never closed is closed at turn_end");
+  await snap(p, "cancelled-tools");
   await page.close();
 });
 
@@ -110,6 +116,7 @@ test("a question nobody answered in time says so; a rejection is a neutral note,
     }, error.trim());
     assert.notEqual(pill, probe, `${status}: the pill is not the error colour`);
   }
+  await snap(p, "question-timeout-and-rejections");
   await page.close();
 });
 
@@ -126,6 +133,7 @@ test("a resumed prompt's image is an image chip; a cancelled turn shows no token
   await p.send(update("t2", { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: {} }));
   assert.equal(await page.locator("[data-kind=turn] .usage").count(), 0);
   assert.doesNotMatch(await page.locator("#transcript").innerText(), /0 in|0 out/);
+  await snap(p, "resumed-image-cancelled-turns");
   await page.close();
 });
 

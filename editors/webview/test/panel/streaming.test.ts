@@ -96,6 +96,7 @@ test("while an answer streams, what is on screen stays: the same nodes, and a se
   assert.equal(await page.locator("[data-kind=text]").getAttribute("aria-busy"), "true", "the log waits for the whole message to announce it");
   await p.send(update("t1", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
   assert.equal(await page.locator("[data-kind=text]").getAttribute("aria-busy"), null);
+  if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/streamed-selection.png`, fullPage: true });
   await page.close();
 });
 
