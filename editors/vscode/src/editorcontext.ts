@@ -156,6 +156,8 @@ export class EditorContext implements vscode.Disposable {
     }
     const s = editor.selection;
     const uri = editor.document.uri;
+    // An unsaved file has no path the agent could read: only its selection can go.
+    if (s.isEmpty && uri.scheme !== "file") return this.post({ type: "activeEditor" });
     this.post({ type: "activeEditor", block: activeBlock(uri.toString(), name(uri), s.isEmpty ? undefined : { text: editor.document.getText(s), range: plainRange(s) }) });
   }
 

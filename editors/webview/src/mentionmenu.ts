@@ -25,11 +25,12 @@ export class MentionMenu {
     return !this.root.hidden;
   }
 
-  /** Waiting for the host's answer to `query`: the list shows what it had. */
+  /** Waiting for the host's answer to `query`: an open list shows what it had; a closed one opens
+   * with the answer (a host that offers no mentions never answers, and nothing opens). */
   expect(query: string): void {
     this.query = query;
     this.waiting = true;
-    if (!this.open) this.show([]);
+    if (this.open) this.render();
   }
 
   /** The host's answer; one to an older query is dropped. */

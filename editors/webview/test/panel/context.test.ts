@@ -148,6 +148,9 @@ describe("context in the composer (VS Code bridge)", () => {
     assert.equal(await page.locator("#context-chips .chip-label").innerText(), "@docs/parse.md");
     // Esc closes the list without stopping anything; a word with @ inside is no mention.
     await input.pressSequentially("@pro");
+    await page.waitForFunction(() => (window as any).__sent.some((m: any) => m.type === "mentionQuery" && m.query === "pro"));
+    assert.equal(await menu.isHidden(), true, "nothing opens before the host answers");
+    await p.send({ type: "mentions", query: "pro", items: [{ kind: "problems", label: "problems", detail: "none reported" }] });
     await menu.waitFor();
     await input.press("Escape");
     assert.equal(await menu.isHidden(), true);
