@@ -6,9 +6,11 @@ import type {
   ClientNotifications,
   ClientRequests,
   ContentBlock,
+  Diff,
   ListSessionsResult,
   RequestPermissionParams,
   RequestPermissionResult,
+  RewindResult,
   SearchSessionsResult,
   SessionInfoResult,
   SessionUpdateParams,
@@ -56,12 +58,23 @@ export interface ControllerHost {
   mentions?(query: string): Promise<MentionItem[]>;
   /** A picked mention's blocks, or why there are none. */
   resolveMention?(item: MentionItem): Promise<ContextBlock[] | string>;
+  /** Ask before undoing turns, showing what a dry run says would change: "files", "conversation" (files and a branch session), or undefined: no. */
+  confirmRewind?(preview: RewindResult): Promise<"files" | "conversation" | undefined>;
+  /**
+   * Show a proposed file change in the editor's diff view until the user decides there (the text
+   * they accepted, maybe changed) or `settled` resolves (answered elsewhere, withdrawn): undefined.
+   */
+  reviewProposal?(proposal: Diff, title: string, settled: Promise<void>): Promise<ProposalDecision | undefined>;
 }
+
+export type ProposalDecision = { accept: true; content: string } | { accept: false };
 
 interface OpenPermission {
   params: RequestPermissionParams;
   settle(result: RequestPermissionResult): void;
   withdraw(): void;
+  /** Resolves once the request is answered or withdrawn. */
+  closed: Promise<void>;
 }
 
 const CANCELLED: RequestPermissionResult = { outcome: { outcome: "cancelled" } };
@@ -138,6 +151,10 @@ export class SessionController {
         return this.mentionQuery(msg.query);
       case "mention":
         return this.mention(msg.item);
+      case "rewind":
+        return this.rewind(msg.turnId);
+      case "reviewProposal":
+        return this.reviewProposal(msg.requestId);
       default:
         this.host.log(`ignored a panel message of unknown type ${JSON.stringify((msg as { type?: unknown })?.type)}`);
     }
@@ -250,13 +267,21 @@ export class SessionController {
     const requestId = `perm${this.nextRequest++}`;
     return new Promise((resolve) => {
       const subscription = token?.onCancellationRequested(() => this.withdraw(requestId));
+      let ended = () => {};
+      const closed = new Promise<void>((done) => (ended = done));
       const close = (reason: "answered" | "withdrawn", result: RequestPermissionResult) => {
         if (!this.permissions.delete(requestId)) return;
         subscription?.dispose();
         this.panel.post({ type: "permissionClosed", requestId, reason });
+        ended();
         resolve(result);
       };
-      this.permissions.set(requestId, { params, settle: (result) => close("answered", result), withdraw: () => close("withdrawn", CANCELLED) });
+      this.permissions.set(requestId, {
+        params,
+        settle: (result) => close("answered", result),
+        withdraw: () => close("withdrawn", CANCELLED),
+        closed,
+      });
       this.panel.post({ type: "permissionRequest", requestId, params });
       this.host.reveal?.();
     });
@@ -274,6 +299,48 @@ export class SessionController {
     const note = message?.trim();
     const rejecting = offered.kind.startsWith("reject");
     open.settle({ outcome: { outcome: "selected", optionId: offered.optionId }, ...(note && rejecting ? { message: note } : {}) });
+  }
+
+  /** The request's proposed change in the editor's diff view; accepting there allows it (with the user's text when they changed it). */
+  private async reviewProposal(requestId: string): Promise<void> {
+    const open = this.permissions.get(requestId);
+    const proposal = open?.params.toolCall.proposal;
+    if (!open || !proposal || !this.host.reviewProposal) return;
+    const decision = await this.host.reviewProposal(proposal, open.params.toolCall.title, open.closed);
+    if (!decision || !this.permissions.has(requestId)) return;
+    const kind = decision.accept ? "allow_once" : "reject_once";
+    const option = open.params.options.find((o) => o.kind === kind);
+    if (!option) return;
+    const edited = decision.accept && decision.content !== proposal.newText ? { updatedInput: { content: decision.content } } : {};
+    open.settle({ outcome: { outcome: "selected", optionId: option.optionId }, ...edited });
+  }
+
+  /** Undo a turn and the later ones: a dry run first, the user's go-ahead, then the rewind; a branch session opens in the panel. */
+  async rewind(turnId: string): Promise<void> {
+    const session = this.session;
+    if (!session || !turnId) return;
+    if (this.prompting) {
+      this.panel.post({ type: "error", message: "Stop the running turn before rewinding." });
+      return;
+    }
+    try {
+      const preview = await this.conn.request(Method.SessionRewind, { sessionId: session.sessionId, turnId, dryRun: true });
+      if (preview.conflicts?.length) {
+        this.panel.post({ type: "error", message: `Cannot rewind: changed since agentls wrote them: ${preview.conflicts.join(", ")}` });
+        return;
+      }
+      const how = await this.host.confirmRewind?.(preview);
+      if (!how) return;
+      const done = await this.conn.request(Method.SessionRewind, {
+        sessionId: session.sessionId,
+        turnId,
+        conversation: how === "conversation",
+      });
+      this.panel.post({ type: "rewound", turnId, restored: done.restored, removed: done.removed });
+      if (done.sessionId) await this.resume(done.sessionId);
+    } catch (err) {
+      this.panel.post({ type: "error", message: `Could not rewind: ${errorMessage(err)}` });
+    }
   }
 
   cancel(): void {

@@ -10,6 +10,7 @@ import { ChatViewProvider, VIEW_ID } from "./panel";
 import { spawn } from "node:child_process";
 import { enterKey, forgetKeys, keyEnvironment, setupLine, setupLocalCommand, type KeyWindow } from "./setup";
 import { askQuestions, type WindowLike } from "./ui";
+import { confirmRewind, ProposalReviews } from "./review";
 
 let connection: ServerConnection | undefined;
 
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     () => view.reveal(),
     () => vscode.Uri.file(cwd()).toString(),
   );
+  const reviews = new ProposalReviews(context.globalStorageUri);
   const conn = new ServerConnection(output, {
     onState: (state, message) => void controller.onServerState(state, message),
     onUpdate: (params) => controller.onUpdate(params),
@@ -48,6 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     panelReady: () => editor.panelReady(),
     mentions: (query) => editor.mentions(query),
     resolveMention: (item) => editor.resolve(item),
+    confirmRewind: (preview) => confirmRewind(preview, (p) => vscode.workspace.asRelativePath(p)),
+    reviewProposal: (proposal, _title, settled) => reviews.review(proposal, _title, settled),
   });
   connection = conn;
 
@@ -93,6 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     view,
     editor,
+    reviews,
     conn,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("agentls.newSession", whenReady(async () => {
@@ -103,6 +108,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("agentls.switchModel", whenReady(() => switchModel(controller))),
     vscode.commands.registerCommand("agentls.resumeSession", whenReady(() => resumeSession(controller, view))),
     vscode.commands.registerCommand("agentls.restartServer", () => start()),
+    vscode.commands.registerCommand("agentls.acceptProposal", (uri?: vscode.Uri) => reviews.accept(uri)),
+    vscode.commands.registerCommand("agentls.rejectProposal", (uri?: vscode.Uri) => reviews.reject(uri)),
     vscode.commands.registerCommand("agentls.showOutput", () => output.show()),
     vscode.commands.registerCommand("agentls.enterApiKey", () => enterApiKey()),
     vscode.commands.registerCommand("agentls.setupLocalModel", () => setupLocalModel()),

@@ -1,7 +1,7 @@
 // An open permission request on its tool card: what the call will do (the diff of an edit or a
 // write, the command, the URL), why the user is asked, and the offered options. No option has
 // the focus, so Enter typed anywhere does not approve.
-import type { PermissionOption } from "../../protocol/protocol";
+import type { Diff, PermissionOption } from "../../protocol/protocol";
 import { h } from "./dom";
 import type { PermissionAsk, ToolItem } from "./model";
 import { diffBlock, pre, type Actions } from "./parts";
@@ -22,6 +22,13 @@ export function proposal(item: Pick<ToolItem, "name" | "input">, actions: Action
   if (command !== undefined) return pre(`$ ${command}`, "command");
   if (url !== undefined) return h("p", { class: "url" }, url);
   return null;
+}
+
+/** The server's proposal: the whole file before and after, and a way to review it in the editor. */
+function wholeFile(change: Diff, requestId: string, actions: Actions): HTMLElement {
+  const review = h("button", { type: "button", class: "ask-review" }, "Review in editor…");
+  review.addEventListener("click", () => actions.reviewProposal(requestId));
+  return h("div", { class: "ask-proposal" }, diffBlock(change.path, change.oldText ?? null, change.newText, actions, change.oldText == null ? "new file" : undefined), review);
 }
 
 function noteOption(options: PermissionOption[]): PermissionOption | undefined {
@@ -62,7 +69,7 @@ export function askView(item: ToolItem, ask: PermissionAsk, actions: Actions): H
     { class: `ask risk-${ask.risk ?? "unknown"}`, role: "group", "aria-label": "Permission request" },
     h("h4", { class: "ask-question" }, permissionQuestion(item.title)),
     why ? h("p", { class: "ask-why" }, why) : null,
-    proposal(item, actions),
+    ask.proposal ? wholeFile(ask.proposal, ask.requestId, actions) : proposal(item, actions),
     h("div", { class: "ask-options" }, buttons),
     noteOpen,
     noteForm,

@@ -45,6 +45,8 @@ export class Panel {
         closeAsk(this.state, requestId);
         this.render();
       },
+      reviewProposal: (requestId) => this.post({ type: "reviewProposal", requestId }),
+      rewind: (turnId) => this.post({ type: "rewind", turnId }),
     };
     const newSession = h("button", { type: "button", class: "icon-button", id: "new-session", "aria-label": "New session", title: "New session" }, icon(ICONS.plus));
     const history = h("button", { type: "button", class: "icon-button", id: "history", "aria-label": "Sessions", title: "Sessions (resume, search)", "aria-haspopup": "dialog" }, icon(ICONS.history));

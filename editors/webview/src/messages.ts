@@ -62,7 +62,9 @@ export type HostToPanel =
   /** The active editor's file and selection, sent with each prompt; none: no editor (or the setting is off). */
   | { type: "activeEditor"; block?: ContextBlock }
   /** What `@query` matches, best first. */
-  | { type: "mentions"; query: string; items: MentionItem[] };
+  | { type: "mentions"; query: string; items: MentionItem[] }
+  /** `turnId` and the later turns were undone: their files restored (or removed, when they made them). */
+  | { type: "rewound"; turnId: string; restored: string[]; removed: string[] };
 
 export type PanelToHost =
   | { type: "ready" }
@@ -83,7 +85,11 @@ export type PanelToHost =
   /** The user typed `@query` in the composer: the host answers with `mentions`. */
   | { type: "mentionQuery"; query: string }
   /** The user picked a mention: the host answers with `attach` (or `error`). */
-  | { type: "mention"; item: MentionItem };
+  | { type: "mention"; item: MentionItem }
+  /** Undo this turn and the later ones: the host asks (files, or files and the conversation), then answers `rewound` or `error`. */
+  | { type: "rewind"; turnId: string }
+  /** Show the request's proposed change in the editor's own diff view, to accept (as the user left it) or reject there. */
+  | { type: "reviewProposal"; requestId: string };
 
 export type HostToPanelType = HostToPanel["type"];
 export type PanelToHostType = PanelToHost["type"];

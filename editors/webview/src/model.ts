@@ -51,6 +51,16 @@ export interface PermissionAsk {
   options: PermissionOption[];
   reason?: string;
   risk?: ToolCallRef["risk"];
+  /** The whole file before and after, for an edit or a write (the server's proposal). */
+  proposal?: Diff;
+}
+/** A turn that changed files through the file tools: they can be put back as they were before it. */
+export interface CheckpointItem extends ItemBase {
+  kind: "checkpoint";
+  turnId: string;
+  files: string[];
+  /** Undone (by this turn's rewind or an earlier turn's). */
+  rewound?: boolean;
 }
 export interface PlanItem extends ItemBase {
   kind: "plan";
@@ -89,7 +99,8 @@ export type Item =
   | SubagentItem
   | TurnItem
   | NoteItem
-  | ErrorItem;
+  | ErrorItem
+  | CheckpointItem;
 
 export interface SessionsView {
   open: boolean;

@@ -11,6 +11,10 @@ export interface Actions {
   trustFolder(): void;
   /** Answer an inline permission request; no option id dismisses it. */
   answerPermission(requestId: string, optionId?: string, message?: string): void;
+  /** Open a request's proposed change in the editor's diff view (to accept or reject there). */
+  reviewProposal(requestId: string): void;
+  /** Undo this turn and the later ones (the host asks first). */
+  rewind(turnId: string): void;
 }
 
 export function section(label: string, ...content: Child[]): HTMLElement {

@@ -11,6 +11,7 @@ import {
   usageText,
   deniedText,
   userRejected,
+  type CheckpointItem,
   type Item,
   type NoteItem,
   type PlanItem,
@@ -150,7 +151,19 @@ export function renderItem(item: Item, actions: Actions, open: boolean | undefin
       return noteView(item, actions);
     case "error":
       return h("div", { class: "error", "data-kind": "error", role: "alert" }, item.text);
+    case "checkpoint":
+      return checkpointView(item, actions);
   }
+}
+
+function checkpointView(item: CheckpointItem, actions: Actions): HTMLElement {
+  const n = item.files.length;
+  const what = `${n} ${n === 1 ? "file" : "files"} changed`;
+  const names = item.files.map((f) => actions.displayPath(f)).join(", ");
+  if (item.rewound) return h("div", { class: "checkpoint rewound", "data-kind": "checkpoint" }, `${what}, put back as before this turn`);
+  const button = h("button", { type: "button", class: "rewind", title: `Put back ${names} as they were before this turn` }, "Rewind to before this turn…");
+  button.addEventListener("click", () => actions.rewind(item.turnId));
+  return h("div", { class: "checkpoint", "data-kind": "checkpoint" }, h("span", { class: "files", title: names }, what), button);
 }
 
 /** A stored prompt names its images as lines "[image image/png]": they show as chips. */

@@ -116,6 +116,9 @@ export function reduce(state: PanelState, msg: HostToPanel): PanelState {
     case "setup":
       state.setup = { detail: msg.detail, offers: msg.offers ?? [] };
       return state;
+    case "rewound":
+      rewound(state, msg.turnId, msg.restored, msg.removed);
+      return state;
     default:
       return ignore(msg, state); // a newer host may send more
   }
@@ -136,7 +139,13 @@ function askPermission(state: PanelState, requestId: string, params: RequestPerm
     tool.input = call.input;
   }
   tool.permission = "pending";
-  tool.ask = { requestId, options: params.options, reason: call.reason ?? undefined, risk: call.risk ?? undefined };
+  tool.ask = {
+    requestId,
+    options: params.options,
+    reason: call.reason ?? undefined,
+    risk: call.risk ?? undefined,
+    proposal: call.proposal ?? undefined,
+  };
   touch(tool);
 }
 
@@ -447,6 +456,22 @@ function endTurn(
   closeOpenTools(state, turnId, terminal);
   if (error) add(state, { kind: "error", turnId, text: error });
   add(state, { kind: "turn", turnId, terminal, stopReason, usage }, `turn:${turnId}`);
+  const files = state.rewindable[turnId];
+  if (files?.length) add(state, { kind: "checkpoint", turnId, files }, `cp:${turnId}`);
+}
+
+/** `turnId` and every later turn were undone: their rewind offers go, a note says what changed. */
+function rewound(state: PanelState, turnId: string, restored: string[], removed: string[]): void {
+  const from = state.items.findIndex((i) => i.turnId === turnId);
+  for (const item of from < 0 ? [] : state.items.slice(from)) {
+    if (item.kind !== "checkpoint" || item.rewound) continue;
+    item.rewound = true;
+    touch(item);
+    delete state.rewindable[item.turnId];
+  }
+  const count = (n: number, what: string) => `${n} ${n === 1 ? "file" : "files"} ${what}`;
+  const parts = [restored.length ? count(restored.length, "restored") : "", removed.length ? count(removed.length, "removed") : ""];
+  add(state, { kind: "note", text: `Rewound to before this turn: ${parts.filter(Boolean).join(", ") || "no files to change"}.` });
 }
 
 /** A card the server never closed (a lost update, a child of a cancelled subagent) must not say "running" forever. */

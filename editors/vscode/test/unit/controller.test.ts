@@ -269,3 +269,89 @@ test("the panel's setup buttons reach the host", async () => {
   await controller.handlePanel({ type: "setupProvider", how: "local" });
   assert.deepEqual(asked, ["key", "local"]);
 });
+
+test("a proposed edit reviewed in the editor: accepting as changed allows it with the user's text; rejecting there rejects", async () => {
+  const { posted, controller, conn } = setup();
+  const decisions: Array<{ accept: true; content: string } | { accept: false } | undefined> = [
+    { accept: true, content: "def total(items):\n    return 42\n" },
+    { accept: false },
+  ];
+  const shown: string[] = [];
+  Object.assign((controller as any).host, {
+    reviewProposal: async (proposal: { newText: string }, title: string) => {
+      shown.push(`${title}: ${proposal.newText}`);
+      return decisions.shift();
+    },
+  });
+  void conn;
+  await controller.onServerState("ready");
+  const edit = { ...fixture("session_request_permission_edit.json").params, sessionId: "s1" };
+  for (const expected of [
+    { outcome: { outcome: "selected", optionId: "allow_once" }, updatedInput: { content: "def total(items):\n    return 42\n" } },
+    { outcome: { outcome: "selected", optionId: "reject_once" } },
+  ]) {
+    const answer = controller.requestPermission(edit, cancellation());
+    const asked = posted.at(-1) as Extract<HostToPanel, { type: "permissionRequest" }>;
+    await controller.handlePanel({ type: "reviewProposal", requestId: asked.requestId });
+    assert.deepEqual(await answer, expected);
+  }
+  assert.equal(shown.length, 2);
+  assert.match(shown[0], /^Edit src\/cart.py: def total/);
+});
+
+test("a review closed when the request is answered in the panel (or withdrawn) answers nothing more", async () => {
+  const { posted, controller } = setup();
+  let settledSeen = false;
+  Object.assign((controller as any).host, {
+    reviewProposal: async (_p: unknown, _t: string, settled: Promise<void>) => {
+      await settled;
+      settledSeen = true;
+      return { accept: true, content: "late" };
+    },
+  });
+  await controller.onServerState("ready");
+  const answer = controller.requestPermission({ ...fixture("session_request_permission_edit.json").params, sessionId: "s1" }, cancellation());
+  const asked = posted.at(-1) as Extract<HostToPanel, { type: "permissionRequest" }>;
+  const review = controller.handlePanel({ type: "reviewProposal", requestId: asked.requestId });
+  await controller.handlePanel({ type: "permissionAnswer", requestId: asked.requestId, optionId: "reject_once" });
+  await review;
+  assert.ok(settledSeen);
+  assert.deepEqual(await answer, { outcome: { outcome: "selected", optionId: "reject_once" } });
+});
+
+test("rewind: a dry run, the user's choice, then the rewind; a conversation branch is loaded; conflicts stop it", async () => {
+  const { posted, controller, conn } = setup();
+  const choices: Array<"files" | "conversation" | undefined> = [undefined, "conversation"];
+  const previews: unknown[] = [];
+  Object.assign((controller as any).host, {
+    confirmRewind: async (preview: unknown) => {
+      previews.push(preview);
+      return choices.shift();
+    },
+  });
+  const rewinds: any[] = [];
+  let conflicts: string[] = [];
+  conn.handlers["session/rewind"] = (params) => {
+    rewinds.push(params);
+    if (params.dryRun) return { restored: ["/work/a.py"], removed: ["/work/new.md"], conflicts };
+    return { restored: ["/work/a.py"], removed: ["/work/new.md"], conflicts: [], sessionId: "s2" };
+  };
+  conn.handlers["session/load"] = () => ({ ...SESSION, sessionId: "s2" });
+  await controller.onServerState("ready");
+
+  await controller.handlePanel({ type: "rewind", turnId: "t1" }); // the user says no
+  assert.deepEqual(rewinds, [{ sessionId: "s1", turnId: "t1", dryRun: true }]);
+  await controller.handlePanel({ type: "rewind", turnId: "t1" });
+  assert.deepEqual(rewinds.at(-1), { sessionId: "s1", turnId: "t1", conversation: true });
+  assert.deepEqual(previews[0], { restored: ["/work/a.py"], removed: ["/work/new.md"], conflicts: [] });
+  const rewound = posted.find((m) => m.type === "rewound");
+  assert.deepEqual(rewound, { type: "rewound", turnId: "t1", restored: ["/work/a.py"], removed: ["/work/new.md"] });
+  assert.equal(controller.session?.sessionId, "s2", "the branch is the panel's session now");
+
+  conflicts = ["/work/a.py"];
+  posted.length = 0;
+  rewinds.length = 0;
+  await controller.handlePanel({ type: "rewind", turnId: "t1" });
+  assert.equal(rewinds.length, 1, "only the dry run");
+  assert.match((posted.at(-1) as { message: string }).message, /changed since agentls wrote them: \/work\/a.py/);
+});

@@ -67,7 +67,25 @@ test("the golden transcript reduces to the expected items", () => {
       text: "This folder is not trusted, so its settings were ignored: permissions.mode (bypassPermissions); permissions.allow; tools: null; skill deploy: allowed-tools.",
     },
     { kind: "turn", turnId: TURN, terminal: "aborted", stopReason: "cancelled", usage: USAGE },
+    // the turn changed files: it can be rewound
+    { kind: "checkpoint", turnId: TURN, files: ["/home/dev/shop/src/cart.py", "/home/dev/shop/tests/test_cart.py"] },
   ]);
+});
+
+test("a rewind marks the turn's and the later turns' offers as undone, with a note of what changed", () => {
+  const state = initialState();
+  reduce(state, { type: "session", session: { ...fixture("session_new.json").result, sessionId: "s" }, cwd: "/w" });
+  let seq = 1;
+  for (const turnId of ["t1", "t2", "t3"]) {
+    if (turnId !== "t2") reduce(state, { type: "update", params: { sessionId: "s", turnId, seq: seq++, update: { kind: "checkpoint", files: [`/w/${turnId}.py`] } } });
+    reduce(state, { type: "update", params: { sessionId: "s", turnId, seq: seq++, update: { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: USAGE } } });
+  }
+  const offers = () => state.items.filter((i) => i.kind === "checkpoint").map((i) => [i.turnId, (i as { rewound?: boolean }).rewound === true]);
+  assert.deepEqual(offers(), [["t1", false], ["t3", false]]);
+  reduce(state, { type: "rewound", turnId: "t2", restored: ["/w/t3.py"], removed: [] });
+  assert.deepEqual(offers(), [["t1", false], ["t3", true]]);
+  assert.equal(state.items.at(-1)?.kind, "note");
+  assert.equal((state.items.at(-1) as { text: string }).text, "Rewound to before this turn: 1 file restored.");
 });
 
 test("every update kind in the fixtures is one the panel handles", () => {

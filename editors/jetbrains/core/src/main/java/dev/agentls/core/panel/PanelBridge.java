@@ -123,6 +123,8 @@ public final class PanelBridge implements AgentUi {
             answerPermission(a);
         } else if (message instanceof PanelToHost.SetupProvider s) {
             host.setupProvider(s.how());
+        } else if (message instanceof PanelToHost.Rewind r) {
+            rewind(r.turnId());
         } else if (message instanceof PanelToHost.Unknown u) {
             host.log("ignored a panel message of unknown type " + u.type());
         }
@@ -409,6 +411,41 @@ public final class PanelBridge implements AgentUi {
         fetchSessions(query).whenComplete((rows, error) -> post(error == null
                 ? new HostToPanel.Sessions(rows, query, null)
                 : new HostToPanel.Sessions(List.of(), query, unavailable(error, "Could not list sessions: "))));
+    }
+
+    /** Undo a turn and the later ones: a dry run, the user's go-ahead, the rewind; a branch opens. */
+    public CompletableFuture<Void> rewind(String turnId) {
+        AgentClient c;
+        String sessionId;
+        synchronized (lock) {
+            if (client == null || session == null || turnId == null) return CompletableFuture.completedFuture(null);
+            if (prompting) {
+                post(new HostToPanel.ErrorMessage("Stop the running turn before rewinding."));
+                return CompletableFuture.completedFuture(null);
+            }
+            c = client;
+            sessionId = session.sessionId();
+        }
+        return c.rewind(sessionId, turnId, false, true)
+                .thenCompose(preview -> {
+                    if (preview.conflicts() != null && !preview.conflicts().isEmpty()) {
+                        post(new HostToPanel.ErrorMessage("Cannot rewind: changed since agentls wrote them: "
+                                + String.join(", ", preview.conflicts())));
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    return host.confirmRewind(preview).thenCompose(how -> how == null
+                            ? CompletableFuture.completedFuture(null)
+                            : c.rewind(sessionId, turnId, how.equals("conversation"), false));
+                })
+                .thenCompose(done -> {
+                    if (done == null) return CompletableFuture.<Void>completedFuture(null);
+                    post(new HostToPanel.Rewound(turnId, done.restored(), done.removed()));
+                    return done.sessionId() != null ? resume(done.sessionId()) : CompletableFuture.<Void>completedFuture(null);
+                })
+                .exceptionally(error -> {
+                    post(new HostToPanel.ErrorMessage("Could not rewind: " + messageOf(error)));
+                    return null;
+                });
     }
 
     /** Opens a stored session; the panel gets the session, then its replayed history. */

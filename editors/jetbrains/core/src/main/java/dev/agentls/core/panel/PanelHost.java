@@ -1,5 +1,6 @@
 package dev.agentls.core.panel;
 
+import dev.agentls.core.protocol.Wire;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -52,6 +53,15 @@ public interface PanelHost {
 
     /** Set up a model the way the user picked on the first-run card, then restart the server. */
     default void setupProvider(String how) {}
+
+    /**
+     * Ask before undoing turns, showing what a dry run says would change: {@code files},
+     * {@code conversation} (files and a branch session), or null (no; the default: a host that
+     * cannot ask undoes nothing).
+     */
+    default CompletableFuture<String> confirmRewind(Wire.RewindResult preview) {
+        return CompletableFuture.completedFuture(null);
+    }
 
     default void openFile(String path, Integer line) {}
 

@@ -65,6 +65,9 @@ public final class PanelMessages {
 
         /** What {@code @query} matches, best first. */
         record Mentions(String query, List<MentionItem> items) implements HostToPanel {}
+
+        /** {@code turnId} and the later turns were undone: their files restored or removed. */
+        record Rewound(String turnId, List<String> restored, List<String> removed) implements HostToPanel {}
     }
 
     /** What {@code @} can attach. kind: file | problems | terminal. */
@@ -113,6 +116,12 @@ public final class PanelMessages {
         /** The user picked a mention: answer with {@link HostToPanel.Attach}. */
         record Mention(MentionItem item) implements PanelToHost {}
 
+        /** Undo this turn and the later ones: ask the user, then answer {@link HostToPanel.Rewound}. */
+        record Rewind(String turnId) implements PanelToHost {}
+
+        /** Show the request's proposed change in the IDE's diff view. */
+        record ReviewProposal(String requestId) implements PanelToHost {}
+
         /** A message type this host does not know. */
         record Unknown(String type, JsonObject raw) implements PanelToHost {}
     }
@@ -133,7 +142,8 @@ public final class PanelMessages {
             .variant("setup", HostToPanel.Setup.class)
             .variant("attach", HostToPanel.Attach.class)
             .variant("activeEditor", HostToPanel.ActiveEditor.class)
-            .variant("mentions", HostToPanel.Mentions.class);
+            .variant("mentions", HostToPanel.Mentions.class)
+            .variant("rewound", HostToPanel.Rewound.class);
 
     static final TaggedUnion<PanelToHost> PANEL_TO_HOST = new TaggedUnion<>(PanelToHost.class, "type",
             PanelToHost.Unknown::new, m -> ((PanelToHost.Unknown) m).raw())
@@ -152,7 +162,9 @@ public final class PanelMessages {
             .variant("permissionAnswer", PanelToHost.PermissionAnswer.class)
             .variant("setupProvider", PanelToHost.SetupProvider.class)
             .variant("mentionQuery", PanelToHost.MentionQuery.class)
-            .variant("mention", PanelToHost.Mention.class);
+            .variant("mention", PanelToHost.Mention.class)
+            .variant("rewind", PanelToHost.Rewind.class)
+            .variant("reviewProposal", PanelToHost.ReviewProposal.class);
 
     public static final Gson GSON = Json.configure(new GsonBuilder())
             .registerTypeAdapterFactory(HOST_TO_PANEL)

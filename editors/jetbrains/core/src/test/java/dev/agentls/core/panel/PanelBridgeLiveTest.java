@@ -31,6 +31,7 @@ class PanelBridgeLiveTest {
     private volatile boolean ideTrusts;
     private volatile boolean userTrustsWhenAsked;
     private volatile boolean asksInPanel;
+    private volatile String rewindAnswer;
 
     /** The page's side: what __agentReceive got, parsed. */
     private final class Page implements PanelHost {
@@ -75,6 +76,12 @@ class PanelBridgeLiveTest {
         @Override
         public void copy(String text) {
             actions.add("copy " + text);
+        }
+
+        @Override
+        public CompletableFuture<String> confirmRewind(Wire.RewindResult preview) {
+            actions.add("rewind? " + preview.restored());
+            return CompletableFuture.completedFuture(rewindAnswer);
         }
     }
 
@@ -155,6 +162,30 @@ class PanelBridgeLiveTest {
         assertEquals("completed", lastOf("promptResult").getAsJsonObject("result").get("terminal").getAsString());
         assertTrue(posted.stream().anyMatch(m -> m.toString().contains("from-the-panel")), "the command ran");
         assertTrue(!bridge.busy());
+    }
+
+    @Test
+    void aTurnIsRewoundFromThePanelAfterTheUserSaysSo() throws Exception {
+        open("[{\"toolCalls\": [{\"name\": \"write_file\", \"arguments\": {\"path\": \"notes.md\", \"content\": \"new\\n\"}}]},"
+                + " {\"text\": \"Wrote it.\"}]");
+        Path notes = server.workspace.resolve("notes.md");
+        Files.writeString(notes, "old\n");
+        bridge.receive("{\"type\":\"prompt\",\"prompt\":[{\"type\":\"text\",\"text\":\"write notes\"}]}");
+        waitForPosted("the prompt result", m -> type(m).equals("promptResult"));
+        String turnId = lastOf("promptResult").getAsJsonObject("result").get("turnId").getAsString();
+        assertEquals("new\n", Files.readString(notes));
+
+        rewindAnswer = null;  // the user says no: nothing changes
+        bridge.receive("{\"type\":\"rewind\",\"turnId\":\"" + turnId + "\"}");
+        waitFor("the question", () -> actions.stream().anyMatch(a -> a.startsWith("rewind? ")));
+        assertEquals("new\n", Files.readString(notes));
+
+        rewindAnswer = "files";
+        bridge.receive("{\"type\":\"rewind\",\"turnId\":\"" + turnId + "\"}");
+        waitForPosted("the rewind", m -> type(m).equals("rewound"));
+        assertEquals("old\n", Files.readString(notes));
+        assertEquals(turnId, lastOf("rewound").get("turnId").getAsString());
+        assertEquals(1, lastOf("rewound").getAsJsonArray("restored").size());
     }
 
     @Test
