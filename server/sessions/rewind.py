@@ -23,7 +23,9 @@ from server.sessions.store import Store
 from server.tools.checkpoint_store import Checkpoints, Plan, copy_log
 
 
-def checkpoints_of(session_id: str, store: Store | None, environ: dict[str, str] | None) -> Checkpoints:
+def checkpoints_of(
+    session_id: str, store: Store | None, environ: dict[str, str] | None
+) -> Checkpoints:
     """The session's checkpoints, where the native engine keeps them: beside the store."""
     home = store.path.parent if store is not None else data_dir(environ)
     return Checkpoints(home / "checkpoints", session_id)

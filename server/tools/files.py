@@ -64,7 +64,6 @@ def real_path(path: Path) -> Path:
         return path
 
 
-
 def _stat(path: Path) -> os.stat_result:
     try:
         return path.stat()
@@ -313,11 +312,7 @@ class EditFile(Tool):
             path, raw, data, _ = await self._edited(ctx, args)
         except ToolError:
             return None
-        if data is None:
-            return None
-        return Diff(
-            str(path), raw.decode("utf-8", errors="replace"), data.decode("utf-8", errors="replace")
-        )
+        return None if data is None else byte_diff(path, raw, data)
 
     async def run(self, ctx: ToolContext, args: EditFileInput) -> ToolResult | dict:
         path, raw, data, count = await self._edited(ctx, args)
@@ -326,11 +321,7 @@ class EditFile(Tool):
         await save_edit(ctx, path, data, before=raw)
         return ToolResult(
             content={"path": str(path), "replacements": count if args.replace_all else 1},
-            diff=Diff(
-                path=str(path),
-                old_text=raw.decode("utf-8", errors="replace"),
-                new_text=data.decode("utf-8", errors="replace"),
-            ),
+            diff=byte_diff(path, raw, data),
         )
 
     async def _edited(
@@ -359,6 +350,13 @@ class EditFile(Tool):
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         return path, raw, updated.encode("utf-8", errors="surrogateescape"), count
+
+
+def byte_diff(path: Path, before: bytes, after: bytes) -> Diff:
+    """An edit's whole-file change as text (bytes that are not UTF-8 shown as U+FFFD)."""
+    return Diff(
+        str(path), before.decode("utf-8", errors="replace"), after.decode("utf-8", errors="replace")
+    )
 
 
 async def read_for_edit(ctx: ToolContext, path: Path) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
-from .files import crlf_dominant, js_trim, line_tag, read_for_edit, save_edit
+from .files import byte_diff, crlf_dominant, js_trim, line_tag, read_for_edit, save_edit
 
 BOM = "\ufeff"
 SNIPPET_RADIUS = 3
@@ -63,19 +63,13 @@ class EditFileHashed(Tool):
             path, raw, data, _ = await self._edited(ctx, args)
         except ToolError:
             return None
-        old, new = raw.decode("utf-8", errors="replace"), data.decode("utf-8", errors="replace")
-        return Diff(str(path), old, new)
+        return byte_diff(path, raw, data)
 
     async def run(self, ctx: ToolContext, args: EditFileHashedInput) -> ToolResult:
         path, raw, data, number = await self._edited(ctx, args)
         await save_edit(ctx, path, data, before=raw)
         return ToolResult(
-            content={"path": str(path), "line": number},
-            diff=Diff(
-                path=str(path),
-                old_text=raw.decode("utf-8", errors="replace"),
-                new_text=data.decode("utf-8", errors="replace"),
-            ),
+            content={"path": str(path), "line": number}, diff=byte_diff(path, raw, data)
         )
 
     async def _edited(
