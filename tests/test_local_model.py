@@ -185,8 +185,8 @@ async def test_cancel_during_generation_aborts_within_a_second(
 
 
 async def test_two_step_tasks_are_measured(tmp_path: Path, model_dir: Path) -> None:
-    """List a folder, then read the file found there. A 1.5B model is not reliable at this;
-    the test records the rate (printed) and only requires that every turn completes."""
+    """List a folder, then read the file found there: a question about what a file says is
+    not answered from the listing alone (3 of 3 when last measured; 0 of 3 before)."""
     client = AgentClient()
     await client.start(env_for(tmp_path, model_dir))
     try:
@@ -200,6 +200,7 @@ async def test_two_step_tasks_are_measured(tmp_path: Path, model_dir: Path) -> N
     solved = sum(PLANS_LINE.lower() in r["answer"].lower() for r in runs)
     print(f"two-step tasks solved: {solved}/{len(runs)}")
     assert all(r["terminal"] == "completed" for r in runs), runs
+    assert solved >= 2, runs
 
 
 def report(title: str, rows: list[tuple[str, str, float]]) -> None:
