@@ -199,6 +199,13 @@ export function plainTerminalText(data: string): string {
 interface Run {
   command: string;
   output: string;
+  done: boolean;
+}
+
+export interface RunRecorder {
+  append(data: string): void;
+  /** Its output stream closed: the command has finished. */
+  finish(): void;
 }
 
 /** The last few commands each terminal ran and what they printed (shell integration's view of it). */
@@ -210,13 +217,18 @@ export class TerminalLog<K> {
     private readonly maxChars = 16_000,
   ) {}
 
-  /** A command started; `append` adds its output as it arrives. */
-  start(terminal: K, command: string): (data: string) => void {
-    const run: Run = { command, output: "" };
+  /** A command started; its output is added as it arrives. */
+  start(terminal: K, command: string): RunRecorder {
+    const run: Run = { command, output: "", done: false };
     const list = [...(this.runs.get(terminal) ?? []), run].slice(-this.keep);
     this.runs.set(terminal, list);
-    return (data) => {
-      run.output = (run.output + plainTerminalText(data)).slice(-this.maxChars);
+    return {
+      append: (data) => {
+        run.output = (run.output + plainTerminalText(data)).slice(-this.maxChars);
+      },
+      finish: () => {
+        run.done = true;
+      },
     };
   }
 
@@ -224,14 +236,16 @@ export class TerminalLog<K> {
     this.runs.delete(terminal);
   }
 
-  has(terminal: K): boolean {
-    return !!this.runs.get(terminal)?.length;
+  /** How many of the kept commands have finished. */
+  finished(terminal: K): number {
+    return this.runs.get(terminal)?.filter((r) => r.done).length ?? 0;
   }
 
+  /** Each kept command and its output; one still running says so. */
   text(terminal: K): string | undefined {
     const list = this.runs.get(terminal);
     if (!list?.length) return undefined;
-    return list.map((r) => `$ ${r.command}\n${r.output.trimEnd()}`).join("\n");
+    return list.map((r) => `$ ${r.command}\n${r.output.trimEnd()}${r.done ? "" : "\n(still running)"}`.trimEnd()).join("\n");
   }
 }
 

@@ -106,7 +106,7 @@ export class EditorContext implements vscode.Disposable {
     return mentionItems(
       query,
       files.map((label) => ({ label, uri: byLabel.get(label)! })),
-      { problems: this.diagnostics().reduce((n, [, list]) => n + list.length, 0), terminal: active && this.terminals.has(active) ? active.name : undefined },
+      { problems: this.diagnostics().reduce((n, [, list]) => n + list.length, 0), terminal: active ? this.terminalDetail(active) : undefined },
     );
   }
 
@@ -191,12 +191,21 @@ export class EditorContext implements vscode.Disposable {
     return list;
   }
 
+  private terminalDetail(terminal: vscode.Terminal): string | undefined {
+    const done = this.terminals.finished(terminal);
+    if (done) return `${terminal.name}: the last ${done === 1 ? "command" : `${done} commands`}`;
+    return this.terminals.text(terminal) ? `${terminal.name}: a command still running` : undefined;
+  }
+
+  /** read() must be called as the command starts, or its first output is lost. */
   private async record(e: vscode.TerminalShellExecutionStartEvent): Promise<void> {
-    const append = this.terminals.start(e.terminal, e.execution.commandLine.value);
+    const run = this.terminals.start(e.terminal, e.execution.commandLine.value);
     try {
-      for await (const data of e.execution.read()) append(data);
+      for await (const data of e.execution.read()) run.append(data);
     } catch {
       /* the terminal went away */
+    } finally {
+      run.finish();
     }
   }
 

@@ -107,8 +107,11 @@ async function ask(text: string, mention?: string): Promise<void> {
   if (mention) await input.pressSequentially(mention);
 }
 
-async function turnsDone(count: number): Promise<void> {
-  await panel.locator("[data-kind=turn][data-terminal=completed]").nth(count - 1).waitFor();
+let turns = 0;
+
+/** The turn just started has ended (each test runs one). */
+async function turnDone(): Promise<void> {
+  await panel.locator("[data-kind=turn][data-terminal=completed]").nth(turns++).waitFor();
 }
 
 test("selected lines added with Ctrl+Alt+K reach the model with their path, lines and text", { timeout: 600_000 }, async () => {
@@ -126,7 +129,7 @@ test("selected lines added with Ctrl+Alt+K reach the model with their path, line
   await chip.getByText("@src/app.py:3-4 (selection)").waitFor();
   await ask("What do the selected lines compute?");
   await panel.getByLabel("Message to the agent").press("Enter");
-  await turnsDone(1);
+  await turnDone();
   const sent = await sentToModel("What do the selected lines compute?");
   assert.ok(sent.includes('<context kind="selection" path="src/app.py" lines="3-4">'), sent);
   assert.ok(sent.includes("def total(items):\n    return sum(item.price for item in items)\n"), sent);
@@ -146,7 +149,7 @@ test("@ completes workspace files (not what .gitignore ignores); the picked file
   await panel.locator("#context-chips .chip-label").getByText("@notes/parser_notes.md").waitFor();
   assert.equal(await input.inputValue(), "Summarize ");
   await input.press("Enter");
-  await turnsDone(2);
+  await turnDone();
   const sent = await sentToModel("NOTES-MARKER-7");
   assert.ok(sent.includes('<context kind="file" path="notes/parser_notes.md">'), sent);
   assert.ok(sent.includes(NOTES.trimEnd()), sent);
@@ -162,7 +165,7 @@ test("@problems sends the JSON language features' real diagnostic for a file wit
   await panel.getByLabel("Message to the agent").press("Enter");
   await panel.locator("#context-chips .chip-label").getByText("@problems (diagnostics)").waitFor();
   await panel.getByLabel("Message to the agent").press("Enter");
-  await turnsDone(3);
+  await turnDone();
   const sent = await sentToModel("Why is this config broken?");
   assert.match(sent, /<context kind="diagnostics" path="[^"]*">\n(?:.*\n)*bad\.json:3:3 error: Expected comma/, sent);
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -175,8 +178,15 @@ test("the editor's context menu adds the selection too; its chip can be removed"
   await line.click();
   await page.keyboard.press("Home");
   await page.keyboard.press("Shift+End");
-  await line.click({ button: "right" });
-  await page.getByRole("menuitem", { name: "Add Selection to agentls" }).click();
+  await page.keyboard.press("Shift+F10"); // the context menu, at the cursor: a click could move it
+  // Keys, not a click: a click while the menu is still being placed can close it unchosen.
+  await page.getByRole("menuitem", { name: "Add Selection to agentls" }).waitFor();
+  const focused = page.locator(".monaco-menu .action-item.focused", { hasText: "Add Selection to agentls" });
+  for (let i = 0; !(await focused.count()); i++) {
+    assert.ok(i < 60, "the context menu has no 'Add Selection to agentls' to move to");
+    await page.keyboard.press("ArrowDown");
+  }
+  await page.keyboard.press("Enter");
   const chip = panel.locator("#context-chips .chip", { hasText: "@src/app.py:6 (selection)" });
   await chip.waitFor();
   await chip.getByRole("button", { name: "Remove @src/app.py:6 (selection)" }).click();
@@ -195,7 +205,7 @@ test("'Fix with agentls' on a diagnostic sends the problem, its range and the li
     await page.keyboard.press("ArrowDown");
   }
   await page.keyboard.press("Enter");
-  await turnsDone(4);
+  await turnDone();
   const sent = await sentToModel("Fix this problem.");
   assert.match(sent, /<context kind="diagnostics" path="bad\.json" lines="3">\nbad\.json:3:3 error: Expected comma/, sent);
   assert.ok(sent.includes('<context kind="selection" path="bad.json" lines="1-5">\n{\n  "name": "demo"\n  "version": 1\n}\n'), sent);
@@ -207,7 +217,7 @@ test("with agentls.sendActiveEditor on, the active file goes with each prompt as
   await panel.locator("#context-chips .chip.auto", { hasText: "@src/app.py" }).waitFor();
   await ask("Anything to improve here?");
   await panel.getByLabel("Message to the agent").press("Enter");
-  await turnsDone(5);
+  await turnDone();
   const sent = await sentToModel("Anything to improve here?");
   assert.match(sent, /<context kind="(file|selection)" path="src\/app\.py"/, sent);
   assert.equal(await panel.locator("#context-chips .chip.auto").count(), 1, "the chip stays for the next prompt");
@@ -221,15 +231,17 @@ test("@terminal sends the output of a command run in the terminal (shell integra
   await page.keyboard.press("Control+Backquote");
   await page.locator(".terminal-wrapper .xterm").first().waitFor();
   await page.locator(".terminal-wrapper .xterm").first().click();
-  await page.keyboard.type("echo TERMINAL-MARKER-$((6*7))");
+  // VS Code streams a command's output to extensions from a moment after it starts: the output
+  // of an echo that is the terminal's first command was seen missing; a second later it is there.
+  await page.keyboard.type("sleep 1; echo TERMINAL-MARKER-$((6*7))");
   await page.keyboard.press("Enter");
   const input = panel.getByLabel("Message to the agent");
   const option = panel.getByRole("listbox", { name: "Mentions" }).locator("[data-kind=terminal]");
-  // The extension sees the command once shell integration reports it: ask again until it has.
+  // The extension sees the command once shell integration reports it finished: ask again until then.
   for (let i = 0; ; i++) {
     await ask("What did the terminal print? ", "@terminal");
     await option.waitFor();
-    if (!/no output seen yet/.test(await option.innerText())) break;
+    if (/: the last/.test(await option.innerText())) break;
     assert.ok(i < 240, "shell integration reported no command in the terminal");
     await input.fill("");
     await new Promise((r) => setTimeout(r, 500));
@@ -237,7 +249,7 @@ test("@terminal sends the output of a command run in the terminal (shell integra
   await input.press("Enter");
   await panel.locator("#context-chips .chip[data-context=terminal]").waitFor();
   await input.press("Enter");
-  await turnsDone(6);
+  await turnDone();
   const sent = await sentToModel("What did the terminal print?");
-  assert.match(sent, /<context kind="terminal" path="terminal:[^"]*">\n(?:.*\n)*\$ echo TERMINAL-MARKER-\$\(\(6\*7\)\)\n(?:.*\n)*TERMINAL-MARKER-42/, sent);
+  assert.match(sent, /<context kind="terminal" path="terminal:[^"]*">\n(?:.*\n)*\$ sleep 1; echo TERMINAL-MARKER-\$\(\(6\*7\)\)\n(?:.*\n)*TERMINAL-MARKER-42/, sent);
 });

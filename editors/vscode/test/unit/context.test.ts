@@ -132,12 +132,18 @@ test("terminal output: escape sequences out; the last five commands of each term
   assert.equal(plainTerminalText("\x1b]633;C\x07\x1b[32mok\x1b[0m\r\nnext\r"), "ok\nnext");
   const log = new TerminalLog<string>(5, 20);
   assert.equal(log.text("t1"), undefined);
-  for (let i = 1; i <= 6; i++) log.start("t1", `echo ${i}`)(`${i}\r\n`);
-  log.start("t2", "yes")("y\n".repeat(50));
+  for (let i = 1; i <= 6; i++) {
+    const run = log.start("t1", `echo ${i}`);
+    run.append(`${i}\r\n`);
+    run.finish();
+  }
+  log.start("t2", "yes").append("y\n".repeat(50));
   assert.equal(log.text("t1"), "$ echo 2\n2\n$ echo 3\n3\n$ echo 4\n4\n$ echo 5\n5\n$ echo 6\n6");
-  assert.equal(log.text("t2"), `$ yes\n${"y\n".repeat(10).trimEnd()}`, "a long output keeps its end");
+  assert.equal(log.finished("t1"), 5);
+  assert.equal(log.text("t2"), `$ yes\n${"y\n".repeat(10).trimEnd()}\n(still running)`, "a long output keeps its end");
+  assert.equal(log.finished("t2"), 0);
   log.forget("t1");
-  assert.equal(log.has("t1"), false);
+  assert.equal(log.text("t1"), undefined);
   assert.deepEqual(terminalBlock("bash", "$ ls"), { type: "resource", uri: "terminal:bash", name: "bash", text: "$ ls", mimeType: "text/plain", context: "terminal" });
 });
 
