@@ -91,9 +91,12 @@ export function codeBlock(text: string, lang: string, actions: Actions): HTMLEle
 export class LiveMarkdown {
   readonly el: HTMLElement = h("div", { class: "markdown" });
   private source = "";
+  /** How much of `source` is on screen. */
+  private shown = 0;
   /** Characters of `source` in the settled blocks, which are the first children of `el`. */
   private settledChars = 0;
   private tail: Node[] = [];
+  private queued = false;
 
   constructor(private readonly actions: Actions) {}
 
@@ -104,7 +107,22 @@ export class LiveMarkdown {
     const n = this.source.length;
     if (source.length < n || source.slice(Math.max(0, n - 32), n) !== this.source.slice(-32)) this.reset();
     this.source = source;
-    const rest = parseSettled(source.slice(this.settledChars));
+    // The last block is built again at each render: a long one (a whole file in one fence)
+    // is rendered once a frame, however many chunks came, not once a chunk.
+    if (source.length - this.settledChars <= LONG_TAIL) this.render();
+    else if (!this.queued) {
+      this.queued = true;
+      requestAnimationFrame(() => {
+        this.queued = false;
+        this.render();
+      });
+    }
+  }
+
+  private render(): void {
+    if (this.shown === this.source.length) return;
+    this.shown = this.source.length;
+    const rest = parseSettled(this.source.slice(this.settledChars));
     for (const node of this.tail) node.parentNode?.removeChild(node);
     for (const b of rest.blocks.slice(0, rest.settled)) this.el.appendChild(block(b, this.actions));
     this.tail = rest.blocks.slice(rest.settled).map((b) => block(b, this.actions));
@@ -115,6 +133,10 @@ export class LiveMarkdown {
   private reset(): void {
     this.el.replaceChildren();
     this.settledChars = 0;
+    this.shown = 0;
     this.tail = [];
   }
 }
+
+/** Characters of unsettled text above which the last block is rendered at most once a frame. */
+const LONG_TAIL = 4000;

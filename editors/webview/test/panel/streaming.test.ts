@@ -72,6 +72,24 @@ test("a streamed answer ends as the whole text renders; Markdown cut anywhere re
   await p.page.close();
 });
 
+test("a long last block (a whole file in one fence) is rendered once a frame and ends as the whole text renders", async () => {
+  const p = await openPanel(browser, origin, "vscode");
+  await ready(p);
+  const file = Array.from({ length: 400 }, (_, i) => `def f${i}(x):\n    return x + ${i}  # line ${i}`).join("\n");
+  const text = `The file:\n\n\`\`\`python\n${file}\n\`\`\`\n\nThat is the file.`;
+  const chunks = text.match(/\s*\S+\s*|\s+/g)!;
+  await p.page.evaluate(
+    ({ sessionId, chunks }) => chunks.forEach((t, i) => window.postMessage({ type: "update", params: { sessionId, turnId: "t_file", seq: 100 + i, update: { kind: "agent_message_chunk", text: t } } }, "*")),
+    { sessionId: SESSION.sessionId, chunks },
+  );
+  await p.page.getByText("That is the file.").waitFor({ timeout: 60_000 });
+  seq = 100 + chunks.length;
+  await p.send(update("t_whole", { kind: "agent_message_chunk", text }));
+  const [streamed, whole] = await p.page.locator("[data-kind=text] .markdown").evaluateAll((els) => els.map((e) => e.innerHTML));
+  assert.equal(streamed, whole);
+  await p.page.close();
+});
+
 test("while an answer streams, what is on screen stays: the same nodes, and a selection in them survives", async () => {
   const p = await openPanel(browser, origin, "vscode");
   await ready(p);
