@@ -117,13 +117,46 @@ export function rankFiles(query: string, paths: readonly string[], limit = 30): 
   return scored.slice(0, limit).map(([, path]) => path);
 }
 
-/** `@problems`, `@terminal` when the query starts them, then the files. */
-export function mentionItems(query: string, files: { label: string; uri: string }[], offers: { problems: number; terminal?: string }): MentionItem[] {
+/** A workspace symbol as `@` offers it: its name, and where it is. */
+export interface SymbolLike {
+  name: string;
+  container?: string;
+  /** The file's path relative to the workspace. */
+  path: string;
+  uri: string;
+  range: Range;
+}
+
+/** At most this many symbols follow the files. */
+export const MAX_SYMBOLS = 10;
+
+/** `@problems`, `@terminal` when the query starts them, then the files, then the symbols. */
+export function mentionItems(
+  query: string,
+  files: { label: string; uri: string }[],
+  offers: { problems: number; terminal?: string },
+  symbols: SymbolLike[] = [],
+): MentionItem[] {
   const q = query.toLowerCase();
   const items: MentionItem[] = [];
   if ("problems".startsWith(q)) items.push({ kind: "problems", label: "problems", detail: offers.problems ? `${offers.problems} in the workspace` : "none reported" });
   if ("terminal".startsWith(q)) items.push({ kind: "terminal", label: "terminal", detail: offers.terminal ?? "no output seen yet" });
-  return [...items, ...files.map((f) => ({ kind: "file" as const, label: f.label, uri: f.uri }))];
+  const found = symbols.slice(0, MAX_SYMBOLS).map((s) => ({
+    kind: "symbol" as const,
+    label: s.container ? `${s.container}.${s.name}` : s.name,
+    detail: `${s.path}:${s.range.start.line + 1}`,
+    uri: s.uri,
+    range: s.range,
+  }));
+  return [...items, ...files.map((f) => ({ kind: "file" as const, label: f.label, uri: f.uri })), ...found];
+}
+
+/** A symbol's lines as a selection block (whole lines, `end` exclusive). */
+export function symbolBlock(uri: string, name: string, documentLines: readonly string[], range: Range): ResourceContent {
+  const first = Math.max(0, range.start.line);
+  const last = Math.min(documentLines.length - 1, Math.max(first, range.end.line));
+  const text = documentLines.slice(first, last + 1).join("\n");
+  return selectionBlock(uri, name, text, { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } });
 }
 
 function globSource(glob: string): string {

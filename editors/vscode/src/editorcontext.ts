@@ -10,19 +10,24 @@ import {
   fileBlock,
   fixBlocks,
   gitignoreMatcher,
+  MAX_SYMBOLS,
   mentionItems,
   NO_TERMINAL_OUTPUT,
   problemsBlock,
   rankFiles,
   selectionBlock,
+  symbolBlock,
   TerminalLog,
   terminalBlock,
   type DiagnosticLike,
+  type SymbolLike,
 } from "./context";
 
 export const FIX_COMMAND = "agentls.fixDiagnostic";
 const FILE_LIMIT = 20_000;
 const FILES_FRESH_MS = 30_000;
+/** How long `@` waits for the language servers' symbols before answering without them. */
+const SYMBOL_WAIT_MS = 1_500;
 
 function plainRange(r: vscode.Range) {
   return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
@@ -107,7 +112,28 @@ export class EditorContext implements vscode.Disposable {
       query,
       files.map((label) => ({ label, uri: byLabel.get(label)! })),
       { problems: this.diagnostics().reduce((n, [, list]) => n + list.length, 0), terminal: active ? this.terminalDetail(active) : undefined },
+      await this.symbols(query),
     );
+  }
+
+  /** The workspace's symbols matching `query`, from the language servers (none without one); a slow provider is not waited for. */
+  private async symbols(query: string): Promise<SymbolLike[]> {
+    if (query.length < 2) return [];
+    const asked = Promise.resolve(vscode.commands.executeCommand<vscode.SymbolInformation[]>("vscode.executeWorkspaceSymbolProvider", query)).then(
+      (found) => found ?? [],
+      () => [],
+    );
+    const found = await Promise.race([asked, new Promise<vscode.SymbolInformation[]>((r) => setTimeout(() => r([]), SYMBOL_WAIT_MS))]);
+    return found.slice(0, MAX_SYMBOLS).map((s) => ({
+      name: s.name,
+      container: s.containerName || undefined,
+      path: vscode.workspace.asRelativePath(s.location.uri),
+      uri: s.location.uri.toString(),
+      range: {
+        start: { line: s.location.range.start.line, character: s.location.range.start.character },
+        end: { line: s.location.range.end.line, character: s.location.range.end.character },
+      },
+    }));
   }
 
   /** A picked mention's blocks, or why there are none. */
@@ -121,6 +147,12 @@ export class EditorContext implements vscode.Disposable {
         const terminal = vscode.window.activeTerminal;
         const text = terminal && this.terminals.text(terminal);
         return terminal && text ? [terminalBlock(terminal.name, text)] : NO_TERMINAL_OUTPUT;
+      }
+      case "symbol": {
+        if (!item.uri || !item.range) return "That symbol has no place.";
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(item.uri));
+        const lines = Array.from({ length: doc.lineCount }, (_, i) => doc.lineAt(i).text);
+        return [symbolBlock(item.uri, name(doc.uri), lines, item.range)];
       }
       case "file": {
         if (!item.uri) return "That file has no address.";

@@ -3,6 +3,7 @@
 import type {
   ContentBlock,
   PromptResult,
+  Range,
   RequestPermissionParams,
   ResourceContent,
   ResourceLink,
@@ -30,11 +31,13 @@ export type ContextBlock = ResourceContent | ResourceLink;
 
 /** What `@` can attach: a workspace file, or what the host offers by name (`problems`, `terminal`). */
 export interface MentionItem {
-  kind: "file" | "problems" | "terminal";
+  kind: "file" | "problems" | "terminal" | "symbol";
   /** Shown in the list and, for a file, its path relative to the workspace. */
   label: string;
   detail?: string;
   uri?: string;
+  /** A symbol's lines in its file. */
+  range?: Range;
 }
 
 export type HostToPanel =

@@ -14,6 +14,7 @@ import {
   plainTerminalText,
   problemsBlock,
   rankFiles,
+  symbolBlock,
   TerminalLog,
   terminalBlock,
 } from "../../src/context";
@@ -189,3 +190,23 @@ test("the controller answers @ queries, attaches picks, reports why not, and sen
   await controller.handlePanel({ type: "prompt", prompt: [{ type: "text", text: "explain" }, block, link] });
   assert.deepEqual(conn.prompts, [[{ type: "text", text: "explain" }, block, link]]);
 });
+
+test("@ offers the workspace's symbols after the files, and a picked symbol is its lines as a selection", () => {
+  const range = { start: { line: 2, character: 4 }, end: { line: 3, character: 40 } };
+  const symbols = [{ name: "total", container: "Cart", path: "src/cart.py", uri: "file:///w/src/cart.py", range }];
+  const items = mentionItems("tot", [{ label: "src/total.md", uri: "file:///w/src/total.md" }], { problems: 0 }, symbols);
+  assert.deepEqual(items.map((i) => [i.kind, i.label, i.detail]), [
+    ["file", "src/total.md", undefined],
+    ["symbol", "Cart.total", "src/cart.py:3"],
+  ]);
+  const lines = ["class Cart:", "", "    def total(self):", "        return sum(self.prices)", ""];
+  assert.deepEqual(symbolBlock("file:///w/src/cart.py", "cart.py", lines, range), {
+    type: "resource",
+    uri: "file:///w/src/cart.py",
+    name: "cart.py",
+    text: "    def total(self):\n        return sum(self.prices)",
+    range: { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } },
+    context: "selection",
+  });
+});
+

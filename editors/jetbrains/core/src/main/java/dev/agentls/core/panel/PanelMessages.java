@@ -71,7 +71,7 @@ public final class PanelMessages {
     }
 
     /** What {@code @} can attach. kind: file | problems | terminal. */
-    public record MentionItem(String kind, String label, String detail, String uri) {}
+    public record MentionItem(String kind, String label, String detail, String uri, JsonObject range) {}
 
     /** One row of the panel's session list (a stored session or a search hit). */
     public record SessionRow(String sessionId, String title, String detail, String updatedAt) {}
