@@ -1,15 +1,10 @@
 // Editor context in the composer: chips the host attaches (removable, sent with the next prompt,
 // named in the user's message), the active editor's chip, and `@` completion asked of the host.
 import assert from "node:assert/strict";
-import type { Server } from "node:http";
-import { after, before, describe, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { ResourceContent, ResourceLink, SessionInfoResult } from "../../../protocol/protocol";
+import { describe, test } from "node:test";
+import type { ResourceContent, ResourceLink } from "../../../protocol/protocol";
 import type { PanelToHost } from "../../src/messages";
-import { fixture } from "../fixtures";
-import { launchBrowser, openPanel, serveDist, type BridgeKind, type PanelPage } from "./harness";
-
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
+import { panelSuite, ready, type BridgeKind, type PanelPage } from "./harness";
 
 const SELECTION: ResourceContent = {
   type: "resource",
@@ -22,24 +17,11 @@ const SELECTION: ResourceContent = {
 const PROBLEMS: ResourceContent = { type: "resource", uri: "file:///work", name: "problems", text: "a.json:1:2 error: Expected comma", context: "diagnostics" };
 const ACTIVE: ResourceLink = { type: "resource_link", uri: "file:///work/src/util.py", name: "src/util.py", context: "file" };
 
-let browser: Browser;
-let server: Server;
-let origin: string;
+const suite = panelSuite();
 
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function ready(bridge: BridgeKind): Promise<PanelPage> {
-  const p = await openPanel(browser, origin, bridge);
-  await p.send({ type: "server", state: "ready" });
-  await p.send({ type: "session", session: SESSION });
+async function opened(bridge: BridgeKind): Promise<PanelPage> {
+  const p = await suite.open(bridge);
+  await ready(p);
   return p;
 }
 
@@ -50,7 +32,7 @@ async function prompts(p: PanelPage): Promise<Extract<PanelToHost, { type: "prom
 for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
   describe(`context chips under the ${bridge} bridge`, () => {
     test("attached chips show, can be removed, go with the next prompt and are named in the user's message", async () => {
-      const p = await ready(bridge);
+      const p = await opened(bridge);
       const { page } = p;
       const chips = page.locator("#context-chips .chip");
       await p.send({ type: "attach", blocks: [SELECTION] });
@@ -71,7 +53,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
 
 describe("context in the composer (VS Code bridge)", () => {
   test("a chip alone can be sent; a host's attach with text and send starts the prompt", async () => {
-    const p = await ready("vscode");
+    const p = await opened("vscode");
     await p.send({ type: "attach", blocks: [SELECTION] });
     await p.page.getByLabel("Message to the agent").press("Enter");
     await p.send({ type: "promptResult", result: { turnId: "t1", terminal: "completed", stopReason: "end_turn", usage: {} } });
@@ -80,7 +62,7 @@ describe("context in the composer (VS Code bridge)", () => {
   });
 
   test("the active editor's chip goes with every prompt until removed; it is no prompt by itself", async () => {
-    const p = await ready("vscode");
+    const p = await opened("vscode");
     const { page } = p;
     const input = page.getByLabel("Message to the agent");
     const finish = (turnId: string) => p.send({ type: "promptResult", result: { turnId, terminal: "completed", stopReason: "end_turn", usage: {} } });
@@ -115,7 +97,7 @@ describe("context in the composer (VS Code bridge)", () => {
   });
 
   test("@ asks the host, lists its answer, and a pick replaces the typed mention with the host's chip", async () => {
-    const p = await ready("vscode");
+    const p = await opened("vscode");
     const { page } = p;
     const input = page.getByLabel("Message to the agent");
     await input.fill("look at ");

@@ -3,32 +3,17 @@
 // status pill measured against what it is painted on: at least 4.5:1 (WCAG AA).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import type { Server } from "node:http";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import { test } from "node:test";
+import type { SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
-import { fixture, goldenTranscript, repoRoot } from "../fixtures";
+import { goldenTranscript, repoRoot } from "../fixtures";
 import { lowContrast } from "./contrast";
-import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+import { panelSuite, SESSION, type PanelPage } from "./harness";
 
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
 const THEMES = join(repoRoot(), "editors", "webview", "test", "panel", "themes");
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const suite = panelSuite();
 
 let seq = 1000;
 function update(update: SessionUpdateParams["update"], turnId = "turn_colours"): HostToPanel {
@@ -70,7 +55,7 @@ async function everything(p: PanelPage): Promise<void> {
 
 test("under VS Code's Default Light Modern, every text and status pill has a contrast of at least 4.5:1", async () => {
   const variables: Record<string, string> = JSON.parse(readFileSync(join(THEMES, "light-modern.json"), "utf8"));
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   const page = p.page;
   await page.evaluate((vars) => {
     for (const [name, value] of Object.entries(vars)) document.documentElement.style.setProperty(name, value);

@@ -6,9 +6,15 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
+import type { SessionInfoResult } from "../../../protocol/protocol";
 import { panelHtml } from "../../src/html";
 import type { HostToPanel, PanelToHost } from "../../src/messages";
+import { fixture } from "../fixtures";
+
+/** The golden fixtures' session. */
+export const SESSION = fixture("session_new.json").result as SessionInfoResult;
 
 export type BridgeKind = "vscode" | "jcef" | "browser";
 
@@ -112,4 +118,29 @@ export async function openPanel(browser: Browser, origin: string, bridge: Bridge
     ...(await page.evaluate(() => (window as any).__sent.filter((m: { type: string }) => m.type === "__csp").map((m: { detail: string }) => `CSP: ${m.detail}`))),
   ];
   return { page, send, sent, problems };
+}
+
+/**
+ * One headless browser and one server of the built panel for a test file (started before its
+ * tests, closed after them): `open(bridge)` opens the panel on them.
+ */
+export function panelSuite(): { open(bridge: BridgeKind): Promise<PanelPage> } {
+  let browser: Browser | undefined;
+  let server: Server | undefined;
+  let origin = "";
+  before(async () => {
+    browser = await launchBrowser();
+    ({ server, origin } = await serveDist());
+  });
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+  return { open: (bridge) => openPanel(browser!, origin, bridge) };
+}
+
+/** The server ready and the golden session open, as a host says them. */
+export async function ready(p: PanelPage, session: SessionInfoResult = SESSION): Promise<void> {
+  await p.send({ type: "server", state: "ready" });
+  await p.send({ type: "session", session });
 }

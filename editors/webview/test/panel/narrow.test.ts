@@ -1,28 +1,12 @@
 // The panel 250 px wide (a narrow side bar) and under a theme's colours, in headless Chromium.
 import assert from "node:assert/strict";
-import type { Server } from "node:http";
-import { after, before, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import { test } from "node:test";
+import type { SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
-import { fixture, goldenTranscript } from "../fixtures";
-import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+import { goldenTranscript } from "../fixtures";
+import { panelSuite, SESSION, type PanelPage } from "./harness";
 
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
-
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const suite = panelSuite();
 
 let seq = 1000;
 function update(update: SessionUpdateParams["update"]): HostToPanel {
@@ -42,7 +26,7 @@ async function crowd(p: PanelPage): Promise<void> {
 }
 
 test("250 px wide: nothing scrolls sideways, every tool title shows, every status pill stays on its card", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   const page = p.page;
   await page.setViewportSize({ width: 250, height: 900 });
   await crowd(p);
@@ -70,7 +54,7 @@ test("250 px wide: nothing scrolls sideways, every tool title shows, every statu
 });
 
 test("code keywords are coloured under VS Code's own theme variables (its keyword symbol colour is the text colour)", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   const page = p.page;
   // Default Dark Modern as VS Code 1.100 sets them on a webview: symbolIcon.keywordForeground defaults to the foreground.
   await page.evaluate(() => {

@@ -1,34 +1,12 @@
 // How a turn's outcomes read in the panel (headless Chromium): cancelled tool calls, the mode
 // label, a question nobody answered, a rejection, a resumed image, a cancelled turn's tokens.
 import assert from "node:assert/strict";
-import type { Server } from "node:http";
-import { after, before, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import { test } from "node:test";
+import type { SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
-import { fixture } from "../fixtures";
-import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+import { panelSuite, ready, SESSION, type PanelPage } from "./harness";
 
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
-
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function ready(p: PanelPage): Promise<void> {
-  await p.send({ type: "server", state: "ready" });
-  await p.send({ type: "session", session: SESSION });
-}
+const suite = panelSuite();
 
 let seq = 0;
 function update(turnId: string, update: SessionUpdateParams["update"]): HostToPanel {
@@ -43,7 +21,7 @@ async function snap(p: PanelPage, name: string): Promise<void> {
 const INTERRUPTED = "Interrupted: the turn was stopped before this tool call finished; it did not complete.";
 
 test("a tool call cancelled mid-run says cancelled, never running, and no card is left open at the turn's end", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   const page = p.page;
   await p.send(update("t1", { kind: "tool_call", toolCallId: "run", name: "bash", title: "Run `sleep 60`", toolKind: "execute", input: { command: "sleep 60" } }));
@@ -69,7 +47,7 @@ test("a tool call cancelled mid-run says cancelled, never running, and no card i
 });
 
 test("the mode label follows a mode switch and never shows a session that is gone", async () => {
-  const p = await openPanel(browser, origin, "jcef");
+  const p = await suite.open("jcef");
   await ready(p);
   const status = p.page.locator("#status");
   assert.equal(await status.innerText(), "default mode");
@@ -86,7 +64,7 @@ test("the mode label follows a mode switch and never shows a session that is gon
 });
 
 test("a question nobody answered in time says so; a rejection is a neutral note, not a red error", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   const page = p.page;
   const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red" }, { label: "Blue" }], multiSelect: false }];
@@ -121,7 +99,7 @@ test("a question nobody answered in time says so; a rejection is a neutral note,
 });
 
 test("a resumed prompt's image is an image chip; a cancelled turn shows no token counts it does not know", async () => {
-  const p = await openPanel(browser, origin, "jcef");
+  const p = await suite.open("jcef");
   await ready(p);
   const page = p.page;
   await p.send(update("t1", { kind: "user_message_chunk", text: "what is on this screenshot?\n[image image/png]" }));
@@ -138,7 +116,7 @@ test("a resumed prompt's image is an image chip; a cancelled turn shows no token
 });
 
 test("a resumed session's replayed mode and model switches do not override the mode and model it has now", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await p.send({ type: "server", state: "ready" });
   // Switched back to default mode and the first model after the turn below (session/set_mode and
   // set_model are not in the history): session/load says so, the replay says what happened then.

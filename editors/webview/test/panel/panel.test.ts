@@ -1,35 +1,15 @@
 // The chat panel in real headless Chromium, under the VS Code and the JCEF bridge, fed the
 // golden session/update fixtures; asserts what a person would see and what the host receives.
 import assert from "node:assert/strict";
-import type { Server } from "node:http";
-import { after, before, describe, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import { describe, test } from "node:test";
+import type { SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
-import { fixture, goldenTranscript } from "../fixtures";
-import { launchBrowser, openPanel, serveDist, type BridgeKind, type PanelPage } from "./harness";
+import { goldenTranscript } from "../fixtures";
+import { panelSuite, ready, SESSION, type BridgeKind } from "./harness";
 
 const PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function ready(p: PanelPage): Promise<void> {
-  await p.send({ type: "server", state: "ready" });
-  await p.send({ type: "session", session: SESSION });
-}
+const suite = panelSuite();
 
 function live(seq: number, update: SessionUpdateParams["update"]): HostToPanel {
   return { type: "update", params: { sessionId: SESSION.sessionId, turnId: "turn_live", seq, update } };
@@ -38,7 +18,7 @@ function live(seq: number, update: SessionUpdateParams["update"]): HostToPanel {
 for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
   describe(`panel under the ${bridge} bridge`, () => {
     test("says ready first, then renders the golden transcript", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       assert.deepEqual(await p.sent(), [{ type: "ready" }]);
       for (const msg of goldenTranscript()) await p.send(msg);
       const page = p.page;
@@ -98,7 +78,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("streams Markdown with highlighted code, thinking collapsed, live tool output", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       await ready(p);
       const page = p.page;
       const chunks = ["Here is **the", " fix**:\n\n```python\ndef add(a, b):\n", "    return a + b  # sum\n```\n\nDone."];
@@ -138,7 +118,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("sending a prompt scrolls to the bottom and follows the turn, though the user had scrolled up", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       await ready(p);
       const page = p.page;
       const long = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of an earlier answer.`).join("\n\n");
@@ -164,7 +144,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("tool cards read like what they did: a command's terminal and exit code, a file excerpt with line numbers, an edit's diff with no JSON", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       await ready(p);
       const page = p.page;
       await p.send(live(1, { kind: "tool_call", toolCallId: "t_sh", name: "bash", title: "Run `npm test`", toolKind: "execute", input: { command: "npm test" } }));
@@ -198,7 +178,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("keyboard: Enter sends, Shift+Enter adds a line, Esc cancels", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       await ready(p);
       const page = p.page;
       const prompt = page.getByLabel("Message to the agent");
@@ -228,7 +208,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("images: file picker, paste and drop attach; the prompt carries them", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       await ready(p);
       const page = p.page;
       const chooser = page.waitForEvent("filechooser");
@@ -268,7 +248,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("model picker, new session, session list (unavailable, results, resume)", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       const many = { ...SESSION, models: { ...SESSION.models, availableModels: [...SESSION.models.availableModels, { modelId: "claude-opus-4-8", name: "claude-opus-4-8", provider: "anthropic" }] } };
       await p.send({ type: "server", state: "ready" });
       await p.send({ type: "session", session: many });
@@ -298,7 +278,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("a permission request is asked inline on its card: what will happen, the options, a note; withdrawn when the server says so", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       const page = p.page;
       await ready(p);
       const OPTIONS = [
@@ -351,7 +331,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("first run with no model: the panel says so in words and offers a key or the local model", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       const page = p.page;
       await p.send({ type: "server", state: "ready" });
       await p.send({ type: "setup", detail: "no model provider configured: set ANTHROPIC_API_KEY, … choose one with --provider (config key llm.provider)", offers: ["key", "local"] });
@@ -371,7 +351,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
     });
 
     test("server restarts are shown and block sending until a session exists", async () => {
-      const p = await openPanel(browser, origin, bridge);
+      const p = await suite.open(bridge);
       const page = p.page;
       assert.match(await page.locator("#status").innerText(), /Starting agentls/);
       assert.ok(await page.getByRole("button", { name: "Send" }).isDisabled());
@@ -386,7 +366,7 @@ for (const bridge of ["vscode", "jcef"] as BridgeKind[]) {
 }
 
 test("a plain browser page hosts the panel too (messages to window.__agentOutbox)", async () => {
-  const p = await openPanel(browser, origin, "browser");
+  const p = await suite.open("browser");
   await ready(p);
   await p.page.getByLabel("Message to the agent").fill("hi");
   await p.page.keyboard.press("Enter");
@@ -395,7 +375,7 @@ test("a plain browser page hosts the panel too (messages to window.__agentOutbox
 });
 
 test("the page's CSP allows only nonce'd scripts", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   const csp = await p.page.locator("meta[http-equiv=Content-Security-Policy]").getAttribute("content");
   assert.match(csp!, /default-src 'none'/);
   assert.match(csp!, /script-src 'nonce-[^']+'$/);

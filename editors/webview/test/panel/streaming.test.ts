@@ -1,35 +1,13 @@
 // A streamed answer in headless Chromium: what is already on screen stays the same nodes (a
 // selection in it survives the next chunks), and the result is what the whole text renders to.
 import assert from "node:assert/strict";
-import type { Server } from "node:http";
-import { after, before, test } from "node:test";
-import type { Browser } from "playwright-core";
-import type { SessionInfoResult, SessionUpdateParams } from "../../../protocol/protocol";
+import { test } from "node:test";
+import type { SessionUpdateParams } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../src/messages";
-import { fixture } from "../fixtures";
 import { longAnswer } from "../longanswer";
-import { launchBrowser, openPanel, serveDist, type PanelPage } from "./harness";
+import { panelSuite, ready, SESSION } from "./harness";
 
-const SESSION = fixture("session_new.json").result as SessionInfoResult;
-
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  browser = await launchBrowser();
-  ({ server, origin } = await serveDist());
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function ready(p: PanelPage): Promise<void> {
-  await p.send({ type: "server", state: "ready" });
-  await p.send({ type: "session", session: SESSION });
-}
+const suite = panelSuite();
 
 let seq = 0;
 function update(turnId: string, update: SessionUpdateParams["update"]): HostToPanel {
@@ -61,7 +39,7 @@ function pieces(text: string): string[] {
 }
 
 test("a streamed answer ends as the whole text renders; Markdown cut anywhere renders the same", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   for (const text of pieces(ANSWER)) await p.send(update("t1", { kind: "agent_message_chunk", text }));
   await p.send(update("t1", { kind: "turn_end", terminal: "completed", stopReason: "end_turn", usage: {} }));
@@ -73,7 +51,7 @@ test("a streamed answer ends as the whole text renders; Markdown cut anywhere re
 });
 
 test("a long last block (a whole file in one fence) is rendered once a frame and ends as the whole text renders", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   const file = Array.from({ length: 400 }, (_, i) => `def f${i}(x):\n    return x + ${i}  # line ${i}`).join("\n");
   const text = `The file:\n\n\`\`\`python\n${file}\n\`\`\`\n\nThat is the file.`;
@@ -91,7 +69,7 @@ test("a long last block (a whole file in one fence) is rendered once a frame and
 });
 
 test("while an answer streams, what is on screen stays: the same nodes, and a selection in them survives", async () => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   const page = p.page;
   await p.send(update("t1", { kind: "agent_message_chunk", text: "The first paragraph stays put.\n\nThe sec" }));
@@ -119,7 +97,7 @@ test("while an answer streams, what is on screen stays: the same nodes, and a se
 });
 
 test("thinking streams in place too: an open Thinking block stays open and keeps its first lines", async () => {
-  const p = await openPanel(browser, origin, "jcef");
+  const p = await suite.open("jcef");
   await ready(p);
   const page = p.page;
   await p.send(update("t1", { kind: "agent_thought_chunk", text: "Looking at the parser.\n\nThen" }));
@@ -133,7 +111,7 @@ test("thinking streams in place too: an open Thinking block stays open and keeps
 });
 
 test("a streaming answer is followed to its end until the user scrolls up, and again once they scroll back down", async () => {
-  const p = await openPanel(browser, origin, "jcef");
+  const p = await suite.open("jcef");
   await ready(p);
   const page = p.page;
   const log = page.getByRole("log", { name: "Conversation" });
@@ -162,7 +140,7 @@ test("a streaming answer is followed to its end until the user scrolls up, and a
 });
 
 test("a 50 KB answer in word chunks, all queued at once, is handled and its end shown (timed, not asserted)", async (t) => {
-  const p = await openPanel(browser, origin, "vscode");
+  const p = await suite.open("vscode");
   await ready(p);
   const end = "END-OF-THE-LONG-ANSWER";
   // One chunk per word, as the loopback fake model streams it.
