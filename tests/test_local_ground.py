@@ -68,3 +68,12 @@ async def test_an_answer_quoting_the_worked_examples_is_retried_then_replaced() 
     assert "comes from the worked example" in runtime.bodies[1]["messages"][-1]["content"]
     assert "Sow in March" not in text and ground.CLOUD_HINT in text
     assert text.startswith("I am not sure of the answer. What I found: t.csv: 5 lines")
+
+
+async def test_what_was_found_in_a_read_file_names_its_first_line() -> None:
+    """An answer replaced for a count the results do not show still says what the file begins
+    with: the question most asked of a read file (its first line) is answered by what was found."""
+    turn = read_turn("Read t.csv and tell me its first line.", "t.csv", TABLE)
+    text, _ = await answer(turn, "t.csv has 4 headings: id.", "There is no 4th line.")
+    assert text.startswith("I am not sure of the answer. What I found: t.csv: 5 lines")
+    assert 'line 1: "id,name"' in text
