@@ -157,13 +157,22 @@ class Turn:
             if result.is_error:
                 lines.append(f"{call.name} {_target(call)}: {shown[0][:120]}")
             elif call.name == "read_file":
-                lines.append(shown[0])
+                lines.append(shown[0] + _first_line(shown[1:]))
             else:
                 lines.append(" ".join(shown[:4])[:240])
         return lines
 
     def _shown(self, call: ToolCallPart, result: ToolResultPart) -> str:
         return local_results.render(call.name, call.arguments, result.content, cwd=self.cwd)
+
+
+def _first_line(shown: list[str]) -> str:
+    """`, line N: "text"` for the first numbered line of a read that has text, else nothing."""
+    for line in shown:
+        number, sep, text = line.partition(": ")
+        if sep and number.strip().isdigit() and text.strip():
+            return f', line {number.strip()}: "{text.strip()[:120]}"'
+    return ""
 
 
 def _target(call: ToolCallPart) -> str:
