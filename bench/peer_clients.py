@@ -76,11 +76,30 @@ class Process:
     def kill(self) -> None:
         """End the process group: whatever the agent left behind, or the agent itself when a
         run failed."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
+        end_group(self.proc, grace=0)
+
+
+def end_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """SIGTERM to the process group (SIGKILL at once without a grace), SIGKILL to what is left
+    after `grace` seconds, and return once no member is alive: one still shutting down would
+    write into a directory about to be removed."""
+    killed = not grace
+    try:
+        os.killpg(proc.pid, signal.SIGKILL if killed else signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    last_chance = time.monotonic() + grace
+    while True:
+        proc.poll()
+        if not group_running(proc.pid):
+            break
+        if not killed and time.monotonic() > last_chance:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed, last_chance = True, time.monotonic() + 30
+        elif killed and time.monotonic() > last_chance:
+            raise RuntimeError(f"process group {proc.pid} outlived SIGKILL")
+        time.sleep(0.02)
+    proc.wait()
 
 
 class Client:
@@ -241,3 +260,16 @@ class CodexDoor(Door):
             n["params"]["item"] for n in self.rpc.notifications if n["method"] == "item/completed"
         ]
         return "".join(i.get("text", "") for i in items if i.get("type") == "agentMessage")
+
+
+def group_running(pgid: int) -> bool:
+    """Whether a member of the group still runs. Zombies do not count: an orphan's zombie stays
+    until its new parent reaps it, which a container's init may never do."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except OSError:
+            continue
+        if int(group) == pgid and state not in ("Z", "X"):
+            return True
+    return False

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import resource
-import signal
 import statistics
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench import peer_install
+from bench.peer_clients import end_group
 from bench.peer_doors import codex_home
 from bench.peer_install import claude_binary
 from bench.peer_task import replies
@@ -137,14 +137,14 @@ def run(size: str = "full") -> dict[str, float]:
                 for name, cmd in variants.items():
                     fake.script(*(replies(ws) for _ in range(4)))
                     server = "codex" if name.startswith("codex") else "agentls"
-                    shared = residents[server] if "attached" in name else None
+                    shared = residents[server].pid if "attached" in name else None
                     measured = timed(cmd, env, ws, shared)
                     fake._queue.clear()
                     if n:  # the first round warms caches and the resident servers
                         figures[name].append(measured)
         finally:
-            for pid in residents.values():
-                os.killpg(pid, signal.SIGTERM)
+            for proc in residents.values():
+                end_group(proc)
     out: dict[str, float] = {}
     for name, runs in figures.items():
         out[f"{name}_wall_s"] = statistics.median(w for w, _ in runs)
@@ -176,7 +176,7 @@ def run(size: str = "full") -> dict[str, float]:
     return out
 
 
-def start_resident(agentls: list[str], address: str, env: dict[str, str]) -> int:
+def start_resident(agentls: list[str], address: str, env: dict[str, str]) -> subprocess.Popen:
     proc = subprocess.Popen(
         [*agentls, "serve", "--listen", address],
         env={k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"},
@@ -189,10 +189,10 @@ def start_resident(agentls: list[str], address: str, env: dict[str, str]) -> int
     line = proc.stderr.readline()
     if not line.startswith(b"agentls: listening on"):
         raise RuntimeError(f"the resident server did not start: {line!r}")
-    return proc.pid
+    return proc
 
 
-def start_codex_resident(codex: Path, socket: str, env: dict[str, str]) -> int:
+def start_codex_resident(codex: Path, socket: str, env: dict[str, str]) -> subprocess.Popen:
     """`codex app-server` listening on a Unix socket, once the socket is there."""
     proc = subprocess.Popen(
         [str(codex), "app-server", "--listen", socket],
@@ -208,4 +208,4 @@ def start_codex_resident(codex: Path, socket: str, env: dict[str, str]) -> int:
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("codex app-server did not start listening")
         time.sleep(0.02)
-    return proc.pid
+    return proc
