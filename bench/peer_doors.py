@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -200,6 +201,14 @@ def variants(
     return found
 
 
+# The official SDK each agentls variant loads: its import, timed in the same round, is what
+# the cold CPU is net of ("agentls's own share").
+SDKS = {
+    "agentls_serve": "anthropic",
+    "agentls_serve_openai": "openai",
+    "agentls_stream_json": "anthropic",
+    "agentls_acp": "anthropic",
+}
 PAIRS = (
     ("agentls_serve", "codex_app_server"),
     ("agentls_serve_openai", "codex_app_server"),
@@ -252,14 +261,41 @@ def run(size: str = "full") -> dict[str, float]:
                     figures = run_variant(v, ws, log, fake, warm=warm)
                     if n or size == "tiny":  # round 0 of a full run warms the caches
                         runs.setdefault(v.name + ("_warm" if warm else ""), []).append(figures)
+            for sdk in sorted({SDKS[v.name] for v in chosen if v.name in SDKS}):
+                figures = sdk_import(sdk, ws, chosen[0].env)
+                if n or size == "tiny":
+                    runs.setdefault(f"sdk_{sdk}_import", []).append(figures)
         if fake.refusals:
             raise RuntimeError(f"the fake model refused: {fake.refusals}")
     return summary(runs)
 
 
-def summary(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+def sdk_import(module: str, ws: Path, env: dict[str, str]) -> dict[str, float]:
+    """A fresh interpreter that imports the SDK and exits: wall and CPU."""
+    cpu0, started = reaped_cpu_s(), time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import {module}"], env=env, cwd=ws, check=True)
+    return {"wall_s": time.perf_counter() - started, "cpu_s": reaped_cpu_s() - cpu0}
+
+
+def own_share(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+    """Each agentls variant's cold CPU net of its SDK's import: the median of the rounds'
+    differences (the two ran in the same round)."""
     out: dict[str, float] = {}
+    for name, sdk in SDKS.items():
+        cold, imports = runs.get(name), runs.get(f"sdk_{sdk}_import")
+        if cold and imports:
+            paired = [c["cpu_s"] - i["cpu_s"] for c, i in zip(cold, imports, strict=True)]
+            out[f"{name}_own_cpu_s"] = statistics.median(paired)
+    return out
+
+
+def summary(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+    out: dict[str, float] = own_share(runs)
     for name, measured in runs.items():
+        if name.startswith("sdk_"):
+            for key in ("wall_s", "cpu_s"):
+                out[f"{name}_{key}"] = statistics.median(m[key] for m in measured)
+            continue
         keys = ("warm_turn_s",) if name.endswith("_warm") else COLD_FIGURES
         for key in keys:
             out[f"{name.removesuffix('_warm')}_{key}"] = statistics.median(m[key] for m in measured)

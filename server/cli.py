@@ -282,6 +282,9 @@ def drop_unknown(argv: list[str], stream_input: bool) -> tuple[list[str], list[s
 
 
 def main(argv: list[str] | None = None) -> int:
+    from server import gcpause
+
+    gcpause.pause()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("sessions", "replay"):
         from server.sessions.cli import main as sessions_main

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from server import gcpause
 from server.providers import local_model
 from server.providers.base import Provider, ProviderSettings
 
@@ -224,6 +225,8 @@ def _import_quietly(name: str) -> None:
         importlib.import_module(name)
     except Exception:  # the real import on first use reports the problem
         pass
+    finally:
+        gcpause.resume()
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ProviderSettings, Provider]]
@@ -241,6 +244,7 @@ def create_provider(settings: ProviderSettings) -> Provider:
     if settings in shared:
         return shared[settings]
     provider = importlib.import_module(f"server.providers.{info.wire}").create(settings)
+    gcpause.resume()
     if info.shared:
         shared[settings] = provider
     return provider
