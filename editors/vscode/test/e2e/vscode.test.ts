@@ -10,6 +10,9 @@ import { closeWorkbench, descendants, EDITORS, openWorkbench, panelFrame, sandbo
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e");
 const QUESTION = "Which color should the banner use?";
+const LATE_QUESTION = "Tabs or spaces?";
+/** The unanswered question's own timeout (the tool's timeoutMs): short, as it is waited out. */
+const QUESTION_TIMEOUT_MS = 5000;
 const COUNT = Array.from({ length: 120 }, (_, i) => `${i + 1},`).join(" ");
 
 /** What the scripted model says, one entry per model call, in order. */
@@ -24,6 +27,11 @@ const SCRIPT = [
   { text: `Counting slowly: ${COUNT}`, delay: 0.25 },
   { text: "Writing it down.", toolCalls: [{ name: "write_file", arguments: { path: "late.txt", content: "late\n" } }] },
   { text: "I did not write late.txt: nobody answered." },
+  {
+    text: "A quick question first.",
+    toolCalls: [{ name: "ask_user_question", arguments: { questions: [{ question: LATE_QUESTION, header: "Indent", options: [{ label: "Tabs" }, { label: "Spaces" }], multiSelect: false }], timeoutMs: QUESTION_TIMEOUT_MS } }],
+  },
+  { text: "No answer, so spaces it is." },
 ];
 /** The server's approval timeout here: long enough to click, short enough to wait out. */
 const APPROVAL_TIMEOUT_S = 30;
@@ -140,6 +148,19 @@ test("a permission request nobody answers is withdrawn from the panel when the s
   assert.equal(await card.getByRole("button", { name: "Allow once" }).count(), 0, "nothing left to click that would do nothing");
   assert.ok(!existsSync(join(box.workspace, "late.txt")));
   await snap("panel-permission-withdrawn.png");
+});
+
+test("a question nobody answers closes its picker when the server gives up, and the user is told, as the panel says", async () => {
+  await sendPrompt("Ask me about indentation.");
+  const quickPick = page.locator(".quick-input-widget");
+  await quickPick.locator(".quick-input-title", { hasText: LATE_QUESTION }).waitFor();
+  await quickPick.waitFor({ state: "hidden" });
+  const note = panel.locator("[data-kind=note]", { hasText: "No answer in time" }).last();
+  await note.waitFor();
+  const said = await note.innerText();
+  await page.locator(".notifications-toasts").getByText(said.trim()).waitFor();
+  await page.screenshot({ path: join(ARTIFACTS, "question-timed-out.png") });
+  await panel.locator("[data-kind=turn]").last().and(panel.locator("[data-terminal=completed]")).waitFor();
 });
 
 test("the server is restarted when it dies, and the user is told", async () => {
