@@ -3,11 +3,14 @@
 // (the current session and whether a prompt is in flight); the server owns everything else.
 // No `vscode` import: the extension passes in the connection, the panel and the host actions.
 import type {
+  AskQuestionParams,
+  AskQuestionResult,
   ClientNotifications,
   ClientRequests,
   ContentBlock,
   Diff,
   ListSessionsResult,
+  Question,
   RequestPermissionParams,
   RequestPermissionResult,
   RewindResult,
@@ -17,6 +20,7 @@ import type {
 } from "../../protocol/protocol";
 import { ErrorCode, Method } from "../../protocol/protocol";
 import type { ContextBlock, HostToPanel, MentionItem, PanelToHost, ServerState, SessionRow, SetupWay } from "../../webview/src/messages";
+import { benignNote, BENIGN_NOTES } from "../../webview/src/words";
 import type { CancellationLike } from "./ui";
 
 /** The server→client methods this client answers; a test compares them with the schema. */
@@ -65,6 +69,10 @@ export interface ControllerHost {
    * they accepted, maybe changed) or `settled` resolves (answered elsewhere, withdrawn): undefined.
    */
   reviewProposal?(proposal: Diff, title: string, settled: Promise<void>): Promise<ProposalDecision | undefined>;
+  /** Ask the server's questions in the editor's own picker, closed when `token` is cancelled. */
+  askQuestions?(questions: Question[], token?: CancellationLike): Promise<AskQuestionResult>;
+  /** Tell the user something that happened out of sight (a picker the server closed). */
+  tell?(message: string): void;
 }
 
 export type ProposalDecision = { accept: true; content: string } | { accept: false };
@@ -102,6 +110,10 @@ export class SessionController {
   private nextRequest = 1;
   /** Why there is no session (no model set up, or session/new failed), said again to a panel that opens later. */
   private problem?: HostToPanel;
+  /** The session's ask_user_question calls still running, by toolCallId. */
+  private readonly questionCalls = new Set<string>();
+  /** Turns whose question the server closed before the user answered: told why once its call ends. */
+  private readonly withdrawnQuestions = new Set<string>();
 
   constructor(
     private readonly conn: AgentConnection,
@@ -203,6 +215,26 @@ export class SessionController {
       this.session = { ...this.session, modes: { ...this.session.modes, currentModeId: params.update.mode } };
     }
     this.panel.post({ type: "update", params });
+    this.questionEnded(params);
+  }
+
+  /**
+   * `session/ask_question`, asked in the editor's picker. The server closes the picker with
+   * `$/cancelRequest` when nobody answers in time (or the turn stops); the user is told which
+   * once the question's call ends, in the panel's words.
+   */
+  async askQuestion(params: AskQuestionParams, token?: CancellationLike): Promise<AskQuestionResult> {
+    if (!this.host.askQuestions) return { declined: true };
+    const result = await this.host.askQuestions(params.questions, token);
+    if (token?.isCancellationRequested) this.withdrawnQuestions.add(params.turnId);
+    return result;
+  }
+
+  private questionEnded({ turnId, update }: SessionUpdateParams): void {
+    if (update.kind === "tool_call" && update.name === "ask_user_question") this.questionCalls.add(update.toolCallId);
+    else if (update.kind === "tool_call_update" && update.status !== "in_progress" && this.questionCalls.delete(update.toolCallId)) {
+      if (this.withdrawnQuestions.delete(turnId) && benignNote(update) === BENIGN_NOTES.user_timeout) this.host.tell?.(BENIGN_NOTES.user_timeout);
+    } else if (update.kind === "turn_end") this.withdrawnQuestions.delete(turnId);
   }
 
   async newSession(): Promise<void> {

@@ -1,7 +1,7 @@
 // Activation: start `agentls serve`, host the chat view, forward between them, map the server's
 // questions to VS Code's quick pick; permission requests are asked inline in the chat view.
 import * as vscode from "vscode";
-import type { RequestPermissionResult } from "../../protocol/protocol";
+import type { AskQuestionResult, RequestPermissionResult } from "../../protocol/protocol";
 import { findOnPath, NOT_FOUND, resolveServerCommand, withConnection, type ServerCommand } from "./command";
 import { ServerConnection } from "./connection";
 import { SessionController } from "./controller";
@@ -28,7 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const conn = new ServerConnection(output, {
     onState: (state, message) => void controller.onServerState(state, message),
     onUpdate: (params) => controller.onUpdate(params),
-    onAskQuestion: (params, token) => askQuestions(ui, params.questions, token),
+    onAskQuestion: (params, token): Promise<AskQuestionResult> => controller.askQuestion(params, token),
     onRequestPermission: (params, token): Promise<RequestPermissionResult> => controller.requestPermission(params, token),
   });
   const controller = new SessionController(conn, view, {
@@ -52,6 +52,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     resolveMention: (item) => editor.resolve(item),
     confirmRewind: (preview) => confirmRewind(preview, (p) => vscode.workspace.asRelativePath(p)),
     reviewProposal: (proposal, _title, settled) => reviews.review(proposal, _title, settled),
+    askQuestions: (questions, token) => askQuestions(ui, questions, token),
+    tell: (message) => void vscode.window.showInformationMessage(message),
   });
   connection = conn;
 

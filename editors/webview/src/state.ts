@@ -10,10 +10,10 @@ import type {
 } from "../../protocol/protocol";
 import type { HostToPanel } from "./messages";
 import type { Item, PanelState, ToolItem } from "./model";
-import { BENIGN_NOTES, fmt, mcpWords, REPORT_WORDS, trustWords } from "./words";
+import { benignNote, BENIGN_NOTES, fmt, mcpWords, outcomeCode, REPORT_WORDS, trustWords } from "./words";
 
 export type * from "./model";
-export { BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText, userRejected } from "./words";
+export { benignNote, BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText, userRejected } from "./words";
 
 export function initialState(): PanelState {
   return {
@@ -398,30 +398,9 @@ function closedAs(status: ToolItem["status"], error: string | undefined): ToolIt
   return status;
 }
 
-/** ask_user_question answers with `{error: "user_not_reachable" | ...}` when no answer came. */
-export function benignNote(tool: Pick<ToolItem, "output" | "error">): string | undefined {
-  for (const text of [tool.output, tool.error]) {
-    if (!text) continue;
-    const code = errorCode(text);
-    if (code && BENIGN_NOTES[code]) return BENIGN_NOTES[code];
-  }
-  return undefined;
-}
-
-function errorCode(text: string): string | undefined {
-  try {
-    const value = JSON.parse(text);
-    if (value && typeof value === "object" && typeof value.error === "string") return value.error;
-  } catch {
-    const match = /\b(user_not_reachable|user_timeout|user_rejected)\b/.exec(text);
-    return match?.[1];
-  }
-  return undefined;
-}
-
 /** The question's note says how it ended when the tool tells (no answer in time, nobody there). */
 function answerQuestion(state: PanelState, turnId: string, tool: ToolItem): void {
-  const code = [tool.output, tool.error].map((t) => (t ? errorCode(t) : undefined)).find((c) => c && BENIGN_NOTES[c]);
+  const code = [tool.output, tool.error].map((t) => (t ? outcomeCode(t) : undefined)).find((c) => c && BENIGN_NOTES[c]);
   if (code && find(state, `question:${turnId}`, "note")) questionNote(state, turnId, code);
 }
 

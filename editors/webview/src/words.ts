@@ -7,6 +7,28 @@ export const BENIGN_NOTES: Record<string, string> = {
   user_rejected: "You declined to answer.",
 };
 
+/** ask_user_question answers with `{error: "user_not_reachable" | ...}` when no answer came. */
+export function benignNote(tool: { output?: string | null; error?: string | null }): string | undefined {
+  for (const text of [tool.output, tool.error]) {
+    if (!text) continue;
+    const code = outcomeCode(text);
+    if (code && BENIGN_NOTES[code]) return BENIGN_NOTES[code];
+  }
+  return undefined;
+}
+
+/** The outcome code a tool result carries (`{error: "user_timeout"}` or the bare word). */
+export function outcomeCode(text: string): string | undefined {
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value === "object" && typeof value.error === "string") return value.error;
+  } catch {
+    const match = /\b(user_not_reachable|user_timeout|user_rejected)\b/.exec(text);
+    return match?.[1];
+  }
+  return undefined;
+}
+
 const PERMISSION_WORDS: Record<string, string> = {
   pending: "waiting for your approval",
   allow_once: "allowed once",

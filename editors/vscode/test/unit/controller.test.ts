@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { ErrorCode, type SessionInfoResult } from "../../../protocol/protocol";
+import { ErrorCode, type Question, type SessionInfoResult } from "../../../protocol/protocol";
 import type { HostToPanel } from "../../../webview/src/messages";
 import { HANDLED_SERVER_METHODS, HISTORY_UNAVAILABLE, SessionController, type AgentConnection } from "../../src/controller";
-import { cancellation } from "./fakes";
+import { BENIGN_NOTES } from "../../../webview/src/words";
+import { askQuestions, type CancellationLike } from "../../src/ui";
+import { cancellation, FakeWindow } from "./fakes";
 
 function fixture(name: string): { params: any; result: any } {
   let dir = __dirname;
@@ -355,3 +357,63 @@ test("rewind: a dry run, the user's choice, then the rewind; a conversation bran
   assert.equal(rewinds.length, 1, "only the dry run");
   assert.match((posted.at(-1) as { message: string }).message, /changed since agentls wrote them: \/work\/a.py/);
 });
+
+test("a question the server closes unanswered: its picker goes and the user is told once its call says it timed out, in the panel's words", async () => {
+  const { posted, controller, host } = setupQuestions();
+  const ask = fixture("session_ask_question.json").params;
+  const question = { ...ask, sessionId: "s1", turnId: "t1" };
+  const update = (seq: number, u: unknown) => controller.onUpdate({ sessionId: "s1", turnId: "t1", seq, update: u as never });
+  await controller.onServerState("ready");
+  update(1, { kind: "tool_call", toolCallId: "q1", name: "ask_user_question", title: "Ask", toolKind: "other", input: {} });
+  const token = cancellation();
+  const answer = controller.askQuestion(question, token);
+  const pick = await host.win.nextPick();
+  token.cancel(); // $/cancelRequest: the server's timeout
+  assert.deepEqual(await answer, { declined: true });
+  assert.ok(pick.disposed);
+  assert.deepEqual(host.told, [], "nothing said before the call tells why");
+  update(2, { kind: "tool_call_update", toolCallId: "q1", status: "completed", output: JSON.stringify({ error: "user_timeout", hint: "The user did not answer within 60 s." }) });
+  assert.deepEqual(host.told, [BENIGN_NOTES.user_timeout]);
+  assert.equal(posted.filter((m) => m.type === "update").length, 2, "the panel gets the same updates");
+});
+
+test("a question closed by a stopped turn, or answered, says nothing more", async () => {
+  const { controller, host } = setupQuestions();
+  const ask = fixture("session_ask_question.json").params;
+  await controller.onServerState("ready");
+  const update = (turnId: string, seq: number, u: unknown) => controller.onUpdate({ sessionId: "s1", turnId, seq, update: u as never });
+  update("t1", 1, { kind: "tool_call", toolCallId: "q1", name: "ask_user_question", title: "Ask", toolKind: "other", input: {} });
+  const token = cancellation();
+  const stopped = controller.askQuestion({ ...ask, sessionId: "s1", turnId: "t1" }, token);
+  await host.win.nextPick();
+  token.cancel();
+  await stopped;
+  update("t1", 2, { kind: "tool_call_update", toolCallId: "q1", status: "failed", error: "Interrupted: the turn was cancelled" });
+  update("t1", 3, { kind: "turn_end", terminal: "aborted", stopReason: "cancelled", usage: {} });
+  update("t2", 4, { kind: "tool_call", toolCallId: "q2", name: "ask_user_question", title: "Ask", toolKind: "other", input: {} });
+  const answered = controller.askQuestion({ ...ask, sessionId: "s1", turnId: "t2", questions: [ask.questions[0]] }, cancellation());
+  (await host.win.nextPick()).pick("pytest");
+  assert.deepEqual(await answered, { answers: { [ask.questions[0].question]: "pytest" } });
+  update("t2", 5, { kind: "tool_call_update", toolCallId: "q2", status: "completed", output: JSON.stringify({ error: "user_timeout" }) });
+  assert.deepEqual(host.told, []);
+});
+
+function setupQuestions() {
+  const conn = new FakeConnection();
+  conn.handlers["session/new"] = () => SESSION;
+  const posted: HostToPanel[] = [];
+  const win = new FakeWindow();
+  const told: string[] = [];
+  const host = {
+    cwd: () => "/work",
+    settings: () => ({}),
+    openFile: () => {},
+    openLink: () => {},
+    copy: () => {},
+    log: () => {},
+    askQuestions: (questions: Question[], token?: CancellationLike) => askQuestions(win, questions, token),
+    tell: (message: string) => told.push(message),
+  };
+  const controller = new SessionController(conn, { post: (m) => posted.push(m) }, host);
+  return { posted, controller, host: { win, told } };
+}
