@@ -164,14 +164,20 @@ class Checkpoints:
             f.write(json.dumps(entry) + "\n")
 
 
-def content_hash(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes; None when there is no file (or it cannot be read)."""
+def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes, not through a symlink; None when there is no file (or it cannot be read)."""
     try:
         fd = open_nofollow(path, os.O_RDONLY)
     except (OSError, Swapped):
         return None
     with os.fdopen(fd, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+        return f.read()
+
+
+def content_hash(path: Path) -> str | None:
+    """The SHA-256 of a file's bytes; None when there is no file (or it cannot be read)."""
+    data = read_bytes(path)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def copy_log(source: Checkpoints, target: Checkpoints, turns: dict[str, str]) -> None:

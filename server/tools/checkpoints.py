@@ -5,11 +5,10 @@ first change of a file."""
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 from protocol.updates import Checkpoint
-from server.policy.paths import Swapped, open_nofollow
+from server.tools.checkpoint_store import read_bytes
 
 from .base import ToolContext
 
@@ -35,9 +34,4 @@ def disk_bytes(ctx: ToolContext, path: Path) -> bytes | None:
     """What a file holds before a tool overwrites it; None when there is none to keep."""
     if ctx.checkpoints is None:
         return None
-    try:
-        fd = open_nofollow(ctx.judged.get(path) or path.resolve(), os.O_RDONLY)
-    except (OSError, Swapped):
-        return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
+    return read_bytes(ctx.judged.get(path) or path.resolve())
