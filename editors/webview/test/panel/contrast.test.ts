@@ -1,8 +1,8 @@
-// Contrast under a light theme: the panel with the CSS variables VS Code's Default Light Modern
-// gives a webview (captured from code-server 4.100.3 by the theme e2e test), every text and
-// status pill measured against what it is painted on: at least 4.5:1 (WCAG AA).
+// Contrast under VS Code's own themes: the panel with the CSS variables each theme gives a webview
+// (captured from code-server 4.100.3 by the theme e2e test into themes/), every text and status
+// pill measured against what it is painted on: at least 4.5:1 (WCAG AA).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { SessionUpdateParams } from "../../../protocol/protocol";
@@ -53,18 +53,32 @@ async function everything(p: PanelPage): Promise<void> {
   await p.send(update({ kind: "turn_end", terminal: "timed_out", stopReason: "timeout", usage: {} }, "turn_slow"));
 }
 
-test("under VS Code's Default Light Modern, every text and status pill has a contrast of at least 4.5:1", async () => {
-  const variables: Record<string, string> = JSON.parse(readFileSync(join(THEMES, "light-modern.json"), "utf8"));
-  const p = await suite.open("vscode");
-  const page = p.page;
-  await page.evaluate((vars) => {
-    for (const [name, value] of Object.entries(vars)) document.documentElement.style.setProperty(name, value);
-  }, variables);
-  await everything(p);
-  await page.locator("[data-tool-call-id=c_ask] .ask-note-open").click();
-  for (const details of await page.locator("details").all()) await details.evaluate((d) => ((d as HTMLDetailsElement).open = true));
-  assert.equal(await page.locator(".status-in_progress").count(), 1, "the colours under test are shown");
-  assert.deepEqual(await page.locator("body").evaluate(lowContrast, 4.5), []);
-  if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/light-modern.png`, fullPage: true });
-  await page.close();
+/** The themes captured in themes/, by file. */
+const THEME_NAMES: Record<string, string> = {
+  "light-modern": "Default Light Modern",
+  "dark-modern": "Default Dark Modern",
+  "hc-black": "Default High Contrast",
+  "hc-light": "Default High Contrast Light",
+};
+
+test("every theme the e2e test captures is measured here", () => {
+  assert.deepEqual(readdirSync(THEMES).filter((f) => f.endsWith(".json")).map((f) => f.replace(/\.json$/, "")).sort(), Object.keys(THEME_NAMES).sort());
 });
+
+for (const [file, theme] of Object.entries(THEME_NAMES)) {
+  test(`under VS Code's ${theme}, every text and status pill has a contrast of at least 4.5:1`, async () => {
+    const variables: Record<string, string> = JSON.parse(readFileSync(join(THEMES, `${file}.json`), "utf8"));
+    const p = await suite.open("vscode");
+    const page = p.page;
+    await page.evaluate((vars) => {
+      for (const [name, value] of Object.entries(vars)) document.documentElement.style.setProperty(name, value);
+    }, variables);
+    await everything(p);
+    await page.locator("[data-tool-call-id=c_ask] .ask-note-open").click();
+    for (const details of await page.locator("details").all()) await details.evaluate((d) => ((d as HTMLDetailsElement).open = true));
+    assert.equal(await page.locator(".status-in_progress").count(), 1, "the colours under test are shown");
+    assert.deepEqual(await page.locator("body").evaluate(lowContrast, 4.5), []);
+    if (process.env.PANEL_SCREENSHOTS) await page.screenshot({ path: `${process.env.PANEL_SCREENSHOTS}/${file}.png`, fullPage: true });
+    await page.close();
+  });
+}

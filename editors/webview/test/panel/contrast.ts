@@ -13,8 +13,11 @@ export function lowContrast(_body: unknown, minimum: number): string[] {
   const parse = (css: string): RGBA => {
     probe.style.color = "";
     probe.style.color = css;
-    const m = getComputedStyle(probe).color.match(/[\d.]+/g)?.map(Number) ?? [0, 0, 0, 0];
-    return [m[0], m[1], m[2], m[3] ?? 1];
+    const computed = getComputedStyle(probe).color;
+    const m = computed.match(/[\d.]+(?:e-?\d+)?/g)?.map(Number) ?? [0, 0, 0, 0];
+    // A color-mix() computes to `color(srgb r g b / a)`, its channels from 0 to 1.
+    const scale = computed.startsWith("color(") ? 255 : 1;
+    return [m[0] * scale, m[1] * scale, m[2] * scale, m[3] ?? 1];
   };
   const over = (top: RGBA, under: RGBA): RGBA => {
     const a = top[3] + under[3] * (1 - top[3]);
