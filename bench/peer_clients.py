@@ -88,7 +88,7 @@ def end_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
         os.killpg(proc.pid, signal.SIGKILL if killed else signal.SIGTERM)
     except ProcessLookupError:
         pass
-    last_chance = time.monotonic() + grace
+    last_chance = time.monotonic() + (grace or 30)
     while True:
         proc.poll()
         if not group_running(proc.pid):
