@@ -2,6 +2,7 @@
 // the packaged .vsix installed, and Chromium (playwright-core) as the user's browser.
 import assert from "node:assert/strict";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
@@ -218,6 +219,74 @@ export async function closeWorkbench(wb: Partial<Workbench>, box: Sandbox | unde
 /** The chat panel inside the workbench: VS Code nests a webview in two iframes. */
 export function panelFrame(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+}
+
+/** Opens the agentls chat from the activity bar; with `ready`, waits for its session (the mode label). */
+export async function openChat(page: Page, { ready = true } = {}): Promise<FrameLocator> {
+  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
+  const panel = panelFrame(page);
+  if (ready) await panel.locator("#status").getByText("default mode").waitFor();
+  return panel;
+}
+
+/** Types `text` into the panel's composer and sends it with Enter, as a user does. */
+export async function sendPrompt(panel: FrameLocator, text: string): Promise<void> {
+  const input = panel.getByLabel("Message to the agent");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+/** Runs a command from the command palette (F1), by its title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const quick = page.locator(".quick-input-widget");
+  await quick.locator("input").fill(`>${title}`);
+  await quick.locator(".monaco-list-row.focused", { hasText: title }).waitFor();
+  await page.keyboard.press("Enter");
+}
+
+/** A screenshot of the side bar (where the chat is) kept as `artifacts/name`; its path. */
+export async function snapSidebar(page: Page, artifacts: string, name: string): Promise<string> {
+  mkdirSync(artifacts, { recursive: true });
+  const path = join(artifacts, name);
+  await page.locator(".part.sidebar").screenshot({ path });
+  return path;
+}
+
+export interface ModelRequest {
+  path: string;
+  body: unknown;
+  /** The API key the request came with (x-api-key or the bearer token). */
+  key: string;
+}
+
+export interface RecordingModel {
+  baseUrl: string;
+  /** Every request the model got so far, in order. */
+  requests: ModelRequest[];
+  stop(): void;
+}
+
+/** The loopback fake model of recording_model.py; with `apiKey` it refuses any other key (401). */
+export async function recordingModel({ apiKey }: { apiKey?: string } = {}): Promise<RecordingModel> {
+  const python = process.env.AGENTLS_BIN_DIR ? join(process.env.AGENTLS_BIN_DIR, "python") : join(REPO, ".venv", "bin", "python");
+  const script = join(EDITORS, "vscode", "test", "e2e", "recording_model.py");
+  const args = apiKey ? [script, "--api-key", apiKey] : [script];
+  const child = spawn(python, args, { cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, stdio: ["ignore", "pipe", "inherit"] });
+  const requests: ModelRequest[] = [];
+  const lines = createInterface({ input: child.stdout! });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let first = true;
+    lines.on("line", (line) => {
+      if (first) {
+        first = false;
+        resolve(line.trim());
+      } else requests.push(JSON.parse(line));
+    });
+    child.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
+  });
+  return { baseUrl, requests, stop: () => void child.kill() };
 }
 
 /** Processes below `root` (Linux /proc), for finding the server the extension spawned. */
