@@ -57,10 +57,10 @@ export class ServerConnection implements AgentConnection, vscode.Disposable {
     private readonly events: ConnectionEvents,
   ) {}
 
-  /** `env`: added to this process's environment (the API keys from secret storage). */
+  /** `env`: added to this process's environment (what the user set up here: API keys from secret storage, the local model). */
   async start(command: ServerCommand, cwd: string, env: Record<string, string> = {}): Promise<void> {
     await this.stop();
-    const added = Object.keys(env).length ? ` with ${Object.keys(env).join(", ")} from secret storage` : "";
+    const added = Object.keys(env).length ? ` with ${Object.keys(env).join(", ")} as set up in this editor` : "";
     this.output.info(`starting ${[command.command, ...command.args].join(" ")} (from ${command.source}) in ${cwd}${added}`);
     const serverOptions: ServerOptions = {
       command: command.command,

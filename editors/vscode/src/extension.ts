@@ -8,7 +8,7 @@ import { SessionController } from "./controller";
 import { EditorContext } from "./editorcontext";
 import { ChatViewProvider, VIEW_ID } from "./panel";
 import { spawn } from "node:child_process";
-import { enterKey, forgetKeys, keyEnvironment, setupLine, setupLocalCommand, type KeyWindow } from "./setup";
+import { chooseLocalModel, enterKey, forgetKeys, serverEnvironment, setupLine, setupLocalCommand, type KeyWindow } from "./setup";
 import { askQuestions, type WindowLike } from "./ui";
 import { confirmRewind, ProposalReviews } from "./review";
 
@@ -69,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     try {
-      await conn.start(command, cwd(), await keyEnvironment(context.secrets));
+      await conn.start(command, cwd(), await serverEnvironment(context.secrets, context.globalState));
     } catch (err) {
       void vscode.window.showErrorMessage(errorText(err), "Show Output", "Open Settings").then((pick) => {
         if (pick === "Show Output") output.show();
@@ -79,13 +79,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const enterApiKey = async () => {
-    if (await enterKey(vscode.window as unknown as KeyWindow, context.secrets)) await start();
+    if (!(await enterKey(vscode.window as unknown as KeyWindow, context.secrets))) return;
+    await chooseLocalModel(context.globalState, false);
+    await start();
   };
 
   const setupLocalModel = async () => {
     const command = await serverCommand();
     if (!command) return void vscode.window.showErrorMessage(NOT_FOUND);
-    if (await installLocalModel(setupLocalCommand(command), output)) await start();
+    if (!(await installLocalModel(setupLocalCommand(command), output))) return;
+    await chooseLocalModel(context.globalState, true);
+    await start();
   };
 
   const whenReady = (action: () => unknown) => () => {

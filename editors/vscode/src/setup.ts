@@ -1,7 +1,8 @@
 // First run with no model: the user's API key, kept in VS Code's secret storage and passed to
 // the server's environment (never to settings.json), or the embedded local model, installed by
-// the server itself (`agentls setup-local`) with its progress in a notification.
-// No `vscode` import: the extension passes in the window, the secrets and a process spawner.
+// the server itself (`agentls setup-local`) with its progress in a notification, and from then on
+// the provider of the servers this editor starts.
+// No `vscode` import: the extension passes in the window, the secrets, its state and a process spawner.
 import type { ServerCommand } from "./command";
 
 export interface KeyProvider {
@@ -38,6 +39,28 @@ export async function keyEnvironment(secrets: SecretsLike): Promise<Record<strin
     if (value) env[p.env] = value;
   }
   return env;
+}
+
+/** The part of VS Code's `Memento` (the extension's global state) used here. */
+export interface StateLike {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): PromiseLike<void>;
+}
+
+const LOCAL_CHOICE = "agentls.useLocalModel";
+
+/** The user chose the embedded local model (true) or entered a key (false) in the first-run card. */
+export function chooseLocalModel(state: StateLike, local: boolean): PromiseLike<void> {
+  return state.update(LOCAL_CHOICE, local || undefined);
+}
+
+/**
+ * The server's environment from what the user set up here: the stored keys, and the local model
+ * as the provider once chosen (over a provider that has no key, which is what showed the card).
+ */
+export async function serverEnvironment(secrets: SecretsLike, state: StateLike): Promise<Record<string, string>> {
+  const env = await keyEnvironment(secrets);
+  return state.get<boolean>(LOCAL_CHOICE) ? { ...env, AGENTLS_PROVIDER: "local" } : env;
 }
 
 export async function forgetKeys(secrets: SecretsLike): Promise<void> {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { enterKey, forgetKeys, keyEnvironment, secretName, setupLine, setupLocalCommand, type KeyWindow, type SecretsLike } from "../../src/setup";
+import { chooseLocalModel, enterKey, forgetKeys, keyEnvironment, secretName, serverEnvironment, setupLine, setupLocalCommand, type KeyWindow, type SecretsLike, type StateLike } from "../../src/setup";
 
 class FakeSecrets implements SecretsLike {
   readonly values = new Map<string, string>();
@@ -55,4 +55,27 @@ test("setup-local's progress lines", () => {
   assert.deepEqual(setupLine("done: the embedded local model is installed; restart agentls to use it"), { kind: "done", text: "the embedded local model is installed; restart agentls to use it" });
   assert.deepEqual(setupLine("failed: pip exited with 1; its output is above (stderr)"), { kind: "failed", text: "pip exited with 1; its output is above (stderr)" });
   assert.equal(setupLine("Collecting xllamacpp"), undefined);
+});
+
+class FakeState implements StateLike {
+  readonly values = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.values.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown) {
+    if (value === undefined) this.values.delete(key);
+    else this.values.set(key, value);
+  }
+}
+
+test("the local model, once chosen, is the server's provider until a key is entered", async () => {
+  const secrets = new FakeSecrets();
+  const state = new FakeState();
+  await secrets.store(secretName("OPENAI_API_KEY"), "sk-1");
+  assert.deepEqual(await serverEnvironment(secrets, state), { OPENAI_API_KEY: "sk-1" });
+  await chooseLocalModel(state, true);
+  assert.deepEqual(await serverEnvironment(secrets, state), { OPENAI_API_KEY: "sk-1", AGENTLS_PROVIDER: "local" });
+  await chooseLocalModel(state, false);
+  assert.deepEqual(await serverEnvironment(secrets, state), { OPENAI_API_KEY: "sk-1" });
+  assert.equal(state.values.size, 0, "nothing is kept once a key is chosen");
 });
