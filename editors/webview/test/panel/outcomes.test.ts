@@ -137,3 +137,31 @@ test("a resumed session's replayed mode and model switches do not override the m
   assert.equal(await page.locator("#status").innerText(), "plan mode", "a switch in a live turn is the mode now");
   await page.close();
 });
+
+test("the turn's plan stays in view at the top while the transcript scrolls, updated in place; a finished plan lets go", async () => {
+  const p = await suite.open("vscode");
+  await ready(p);
+  const page = p.page;
+  const entries = (statuses: string[]) => statuses.map((status, i) => ({ id: `e${i}`, content: `Step ${i + 1}`, status }) as never);
+  await p.send(update("t_plan", { kind: "user_message_chunk", text: "Fix the parser, step by step." }));
+  await p.send(update("t_plan", { kind: "plan", entries: entries(["in_progress", "pending", "pending"]) }));
+  const long = Array.from({ length: 60 }, (_, i) => `Paragraph ${i + 1} of a long answer.`).join("\n\n");
+  await p.send(update("t_plan", { kind: "agent_message_chunk", text: long }));
+  await p.send(update("t_plan", { kind: "plan", entries: entries(["completed", "in_progress", "pending"]) }));
+  const transcript = page.locator("#transcript");
+  await transcript.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await page.getByText("Paragraph 60 of a long answer.").waitFor();
+  const plan = page.locator("[data-kind=plan]");
+  assert.equal(await plan.count(), 1, "one plan, updated in place");
+  const inView = async () => {
+    const [box, view] = [(await plan.boundingBox())!, (await transcript.boundingBox())!];
+    return box.y >= view.y - 1 && box.y + box.height <= view.y + view.height;
+  };
+  assert.ok(await inView(), "the plan is in view though its turn scrolled far past it");
+  assert.match(await plan.innerText(), /Plan · 1\/3/);
+  await snap(p, "plan-pinned");
+  await p.send(update("t_plan", { kind: "plan", entries: entries(["completed", "completed", "completed"]) }));
+  await transcript.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  assert.equal(await inView(), false, "a finished plan scrolls with its turn");
+  await page.close();
+});
