@@ -5,11 +5,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, descendants, EDITORS, openWorkbench, panelFrame, sandbox, type CodeServer, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, descendants, EDITORS, openChat, openWorkbench, sandbox, sendPrompt, snapSidebar, type CodeServer, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e");
 const QUESTION = "Which color should the banner use?";
+const SIZE_QUESTION = "How big should the banner be?";
 const LATE_QUESTION = "Tabs or spaces?";
 /** The unanswered question's own timeout (the tool's timeoutMs): short, as it is waited out. */
 const QUESTION_TIMEOUT_MS = 5000;
@@ -20,7 +21,7 @@ const SCRIPT = [
   { text: "I'll **read** the README first.", toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }], delay: 0.02 },
   {
     text: "One question before I write anything.",
-    toolCalls: [{ name: "ask_user_question", arguments: { questions: [{ question: QUESTION, header: "Color", options: [{ label: "Red", description: "warm and loud" }, { label: "Blue", description: "calm" }], multiSelect: false }] } }],
+    toolCalls: [{ name: "ask_user_question", arguments: { questions: [{ question: QUESTION, header: "Color", options: [{ label: "Red", description: "warm and loud" }, { label: "Blue", description: "calm" }], multiSelect: false }, { question: SIZE_QUESTION, header: "Size", options: [{ label: "Small" }, { label: "Large" }], multiSelect: false }] } }],
   },
   { text: "Writing your choice down.", toolCalls: [{ name: "write_file", arguments: { path: "choice.txt", content: "Blue\n" } }] },
   { text: "Saved `choice.txt`:\n\n```python\nprint('blue')\n```\n\nAnything else?" },
@@ -52,24 +53,8 @@ before(async () => {
 
 after(() => closeWorkbench(wb, box, ARTIFACTS));
 
-async function sendPrompt(text: string): Promise<void> {
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
-
-async function snap(name: string): Promise<string> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const path = join(ARTIFACTS, name);
-  await page.locator(".part.sidebar").screenshot({ path });
-  return path;
-}
-
 test("the activity bar opens the agentls chat, which starts a session on the real server", async () => {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
+  panel = await openChat(page);
   // A wider side bar, as a user would drag it, for a readable screenshot.
   const bar = (await page.locator(".part.sidebar").boundingBox())!;
   await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
@@ -80,7 +65,7 @@ test("the activity bar opens the agentls chat, which starts a session on the rea
 });
 
 test("a prompt streams text and a tool card; the question and the permission are answered by clicking", async () => {
-  await sendPrompt("Please look at the README and save a banner color.");
+  await sendPrompt(panel, "Please look at the README and save a banner color.");
   assert.equal(await panel.locator("[data-kind=user] .bubble").first().innerText(), "Please look at the README and save a banner color.");
   await panel.locator("[data-kind=text] strong").getByText("read").waitFor();
   const read = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "read_file" }) });
@@ -88,17 +73,21 @@ test("a prompt streams text and a tool card; the question and the permission are
   await panel.locator(".tool[data-status=completed] .tool-name", { hasText: "read_file" }).waitFor();
   assert.equal(await read.locator(".tool-title").innerText(), "Read README.md");
 
-  // session/ask_question → a QuickPick in the workbench
+  // session/ask_question → a QuickPick in the workbench, one step per question (VS Code adds the step count to the title, once)
   const quickPick = page.locator(".quick-input-widget");
   await quickPick.getByText(QUESTION).first().waitFor();
-  assert.match(await quickPick.locator(".quick-input-title").innerText(), /Color: Which color should the banner use\?/);
+  assert.equal((await quickPick.locator(".quick-input-title").innerText()).trim(), "Color: Which color should the banner use? (1/2)");
   const rows = quickPick.locator(".monaco-list-row");
   assert.deepEqual(await rows.locator(".label-name").allInnerTexts(), ["Red", "Blue", "Other…"]);
   assert.deepEqual(await rows.locator(".label-description").allInnerTexts(), ["warm and loud", "calm", "type your own answer"]);
   await rows.filter({ hasText: "Blue" }).click();
+  await quickPick.locator(".quick-input-title", { hasText: SIZE_QUESTION }).waitFor();
+  assert.equal((await quickPick.locator(".quick-input-title").innerText()).trim(), "Size: How big should the banner be? (2/2)");
+  await snapSidebar(page, ARTIFACTS, "question-step-2.png");
+  await rows.filter({ hasText: "Large" }).click();
   const ask = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "ask_user_question" }) });
   await ask.and(panel.locator("[data-status=completed]")).waitFor();
-  assert.match((await ask.locator("pre.output").textContent())!, /The user answered:\s+- Which color should the banner use\? → Blue/);
+  assert.match((await ask.locator("pre.output").textContent())!, /The user answered:\s+- Which color should the banner use\? → Blue\s+- How big should the banner be\? → Large/);
 
   // session/request_permission → asked inline on the write_file card, with what will be written
   const permission = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).locator(".ask");
@@ -107,7 +96,7 @@ test("a prompt streams text and a tool card; the question and the permission are
   assert.deepEqual(await permission.locator(".diff-line").allInnerTexts(), ["+Blue"]);
   assert.deepEqual(await permission.locator(".ask-options button").allInnerTexts(), ["Allow once", "Always allow", "Reject", "Always reject"]);
   assert.equal(await page.locator(".monaco-dialog-box").count(), 0, "no modal dialog");
-  await snap("panel-permission.png");
+  await snapSidebar(page, ARTIFACTS, "panel-permission.png");
   await permission.getByRole("button", { name: "Allow once" }).click();
   const write = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) });
   await write.and(panel.locator("[data-status=completed]")).waitFor();
@@ -122,10 +111,10 @@ test("a prompt streams text and a tool card; the question and the permission are
 });
 
 test("a running turn is cancelled from the panel (screenshot mid-turn)", async () => {
-  await sendPrompt("Count to a hundred and twenty, slowly.");
+  await sendPrompt(panel, "Count to a hundred and twenty, slowly.");
   const text = panel.locator("[data-kind=text]").last();
   await text.getByText(/Counting slowly: 1, 2, 3, 4, 5,/).waitFor();
-  const shot = await snap("panel-mid-turn.png");
+  const shot = await snapSidebar(page, ARTIFACTS, "panel-mid-turn.png");
   if (process.env.UPDATE_SCREENSHOT) copyFileSync(shot, join(EDITORS, "vscode", "media", "screenshot.png"));
   const stop = panel.getByRole("button", { name: "Stop the running turn" });
   await stop.waitFor();
@@ -136,7 +125,7 @@ test("a running turn is cancelled from the panel (screenshot mid-turn)", async (
 });
 
 test("a permission request nobody answers is withdrawn from the panel when the server gives up", async () => {
-  await sendPrompt("Write late.txt.");
+  await sendPrompt(panel, "Write late.txt.");
   const card = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).last();
   const ask = card.locator(".ask");
   await ask.waitFor();
@@ -147,11 +136,11 @@ test("a permission request nobody answers is withdrawn from the panel when the s
   assert.equal(await card.locator(".denied-text").innerText(), "No answer in time; the call was not run.");
   assert.equal(await card.getByRole("button", { name: "Allow once" }).count(), 0, "nothing left to click that would do nothing");
   assert.ok(!existsSync(join(box.workspace, "late.txt")));
-  await snap("panel-permission-withdrawn.png");
+  await snapSidebar(page, ARTIFACTS, "panel-permission-withdrawn.png");
 });
 
 test("a question nobody answers closes its picker when the server gives up, and the user is told, as the panel says", async () => {
-  await sendPrompt("Ask me about indentation.");
+  await sendPrompt(panel, "Ask me about indentation.");
   const quickPick = page.locator(".quick-input-widget");
   await quickPick.locator(".quick-input-title", { hasText: LATE_QUESTION }).waitFor();
   await quickPick.waitFor({ state: "hidden" });
@@ -190,5 +179,5 @@ test("earlier sessions are listed, searched and resumed from the panel", async (
   await panel.locator("[data-kind=user] .bubble", { hasText: "Please look at the README and save a banner color." }).waitFor();
   assert.ok(await dialog.isHidden());
   await panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).first().waitFor();
-  await snap("panel-resumed.png");
+  await snapSidebar(page, ARTIFACTS, "panel-resumed.png");
 });
