@@ -214,6 +214,7 @@ export class Transcript {
   private endTop = 0;
   private endQueued = false;
   private streaming?: HTMLElement;
+  private pinned?: HTMLElement;
 
   constructor(
     private readonly root: HTMLElement,
@@ -259,7 +260,20 @@ export class Transcript {
       this.openState.delete(id);
     }
     this.markStreaming(items[items.length - 1]);
+    this.pinPlan(items);
     if (stick) this.toEnd();
+  }
+
+  /** The latest plan stays in view at the top of the transcript while any of its steps is left. */
+  private pinPlan(items: Item[]): void {
+    let plan: PlanItem | undefined;
+    for (let i = items.length - 1; i >= 0 && !plan; i--) if (items[i].kind === "plan") plan = items[i] as PlanItem;
+    const open = plan?.entries.some((e) => e.status !== "completed" && e.status !== "cancelled");
+    const el = plan && open ? this.rendered.get(plan.id)?.el : undefined;
+    if (el === this.pinned) return;
+    this.pinned?.classList.remove("pinned");
+    el?.classList.add("pinned");
+    this.pinned = el;
   }
 
   /** The log announces a message once, when it is complete: busy while it is the one streaming. */

@@ -158,7 +158,7 @@ test("the turn's plan stays in view at the top while the transcript scrolls, upd
     return box.y >= view.y - 1 && box.y + box.height <= view.y + view.height;
   };
   assert.ok(await inView(), "the plan is in view though its turn scrolled far past it");
-  assert.match(await plan.innerText(), /Plan · 1\/3/);
+  assert.equal(await plan.locator(".label").textContent(), "Plan · 1/3");
   await snap(p, "plan-pinned");
   await p.send(update("t_plan", { kind: "plan", entries: entries(["completed", "completed", "completed"]) }));
   await transcript.evaluate((el) => el.scrollTo(0, el.scrollHeight));
