@@ -246,6 +246,15 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
+/** Drags the side bar's edge until it is `width` px wide, as a user does. */
+export async function resizeSidebar(page: Page, width: number): Promise<void> {
+  const bar = (await page.locator(".part.sidebar").boundingBox())!;
+  await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + width, bar.y + 300, { steps: 5 });
+  await page.mouse.up();
+}
+
 /** A screenshot of the side bar (where the chat is) kept as `artifacts/name`; its path. */
 export async function snapSidebar(page: Page, artifacts: string, name: string): Promise<string> {
   mkdirSync(artifacts, { recursive: true });

@@ -5,7 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, descendants, EDITORS, openChat, openWorkbench, sandbox, sendPrompt, snapSidebar, type CodeServer, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, descendants, EDITORS, openChat, openWorkbench, resizeSidebar, sandbox, sendPrompt, snapSidebar, type CodeServer, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e");
@@ -16,6 +16,13 @@ const LATE_QUESTION = "Tabs or spaces?";
 const QUESTION_TIMEOUT_MS = 5000;
 const COUNT = Array.from({ length: 120 }, (_, i) => `${i + 1},`).join(" ");
 
+const PLAN = [
+  { id: "1", content: "Read the README", status: "completed" },
+  { id: "2", content: "Ask which color and size", status: "completed" },
+  { id: "3", content: "Save the color to choice.txt", status: "in_progress" },
+  { id: "4", content: "Show how to print it", status: "pending" },
+];
+
 /** What the scripted model says, one entry per model call, in order. */
 const SCRIPT = [
   { text: "I'll **read** the README first.", toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }], delay: 0.02 },
@@ -23,7 +30,13 @@ const SCRIPT = [
     text: "One question before I write anything.",
     toolCalls: [{ name: "ask_user_question", arguments: { questions: [{ question: QUESTION, header: "Color", options: [{ label: "Red", description: "warm and loud" }, { label: "Blue", description: "calm" }], multiSelect: false }, { question: SIZE_QUESTION, header: "Size", options: [{ label: "Small" }, { label: "Large" }], multiSelect: false }] } }],
   },
-  { text: "Writing your choice down.", toolCalls: [{ name: "write_file", arguments: { path: "choice.txt", content: "Blue\n" } }] },
+  {
+    text: "Writing your choice down.",
+    toolCalls: [
+      { name: "todo_write", arguments: { todos: PLAN } },
+      { name: "write_file", arguments: { path: "choice.txt", content: "Blue\n" } },
+    ],
+  },
   { text: "Saved `choice.txt`:\n\n```python\nprint('blue')\n```\n\nAnything else?" },
   { text: `Counting slowly: ${COUNT}`, delay: 0.25 },
   { text: "Writing it down.", toolCalls: [{ name: "write_file", arguments: { path: "late.txt", content: "late\n" } }] },
@@ -46,6 +59,7 @@ let panel: FrameLocator;
 before(async () => {
   box = sandbox(SCRIPT);
   writeFileSync(join(box.workspace, "README.md"), "# Demo project\n\nA banner that needs a color.\n");
+  writeFileSync(join(box.workspace, "choice.txt"), "Red\n");
   mkdirSync(join(box.root, "config", "agentls"), { recursive: true });
   writeFileSync(join(box.root, "config", "agentls", "config.json"), JSON.stringify({ permissions: { approvalTimeout: APPROVAL_TIMEOUT_S } }));
   ({ server, page } = await openWorkbench(box, VSIX, wb));
@@ -56,11 +70,7 @@ after(() => closeWorkbench(wb, box, ARTIFACTS));
 test("the activity bar opens the agentls chat, which starts a session on the real server", async () => {
   panel = await openChat(page);
   // A wider side bar, as a user would drag it, for a readable screenshot.
-  const bar = (await page.locator(".part.sidebar").boundingBox())!;
-  await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
-  await page.mouse.down();
-  await page.mouse.move(bar.x + 480, bar.y + 300, { steps: 5 });
-  await page.mouse.up();
+  await resizeSidebar(page, 480);
   assert.equal(await panel.getByLabel("Model").inputValue(), "scripted");
 });
 
@@ -93,10 +103,16 @@ test("a prompt streams text and a tool card; the question and the permission are
   const permission = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) }).locator(".ask");
   await permission.waitFor();
   assert.equal(await permission.getByRole("heading").innerText(), "Allow the agent to write choice.txt?");
-  assert.deepEqual(await permission.locator(".diff-line").allInnerTexts(), ["+Blue"]);
+  assert.deepEqual(await permission.locator(".diff-line").allInnerTexts(), ["-Red", "+Blue"]);
+  // The plan is shown, and pinned while it has steps left.
+  const plan = panel.locator("[data-kind=plan]");
+  assert.equal(await plan.locator(".label").textContent(), "Plan · 2/4");
+  assert.ok(await plan.evaluate((el) => el.classList.contains("pinned")));
   assert.deepEqual(await permission.locator(".ask-options button").allInnerTexts(), ["Allow once", "Always allow", "Reject", "Always reject"]);
   assert.equal(await page.locator(".monaco-dialog-box").count(), 0, "no modal dialog");
-  await snapSidebar(page, ARTIFACTS, "panel-permission.png");
+  const shot = await snapSidebar(page, ARTIFACTS, "panel-permission.png");
+  // The README's screenshot: mid-turn, tool cards, the plan and a permission asked inline with its diff.
+  if (process.env.UPDATE_SCREENSHOT) copyFileSync(shot, join(EDITORS, "vscode", "media", "screenshot.png"));
   await permission.getByRole("button", { name: "Allow once" }).click();
   const write = panel.locator(".tool", { has: panel.locator(".tool-name", { hasText: "write_file" }) });
   await write.and(panel.locator("[data-status=completed]")).waitFor();
@@ -114,8 +130,7 @@ test("a running turn is cancelled from the panel (screenshot mid-turn)", async (
   await sendPrompt(panel, "Count to a hundred and twenty, slowly.");
   const text = panel.locator("[data-kind=text]").last();
   await text.getByText(/Counting slowly: 1, 2, 3, 4, 5,/).waitFor();
-  const shot = await snapSidebar(page, ARTIFACTS, "panel-mid-turn.png");
-  if (process.env.UPDATE_SCREENSHOT) copyFileSync(shot, join(EDITORS, "vscode", "media", "screenshot.png"));
+  await snapSidebar(page, ARTIFACTS, "panel-mid-turn.png");
   const stop = panel.getByRole("button", { name: "Stop the running turn" });
   await stop.waitFor();
   await stop.click();
