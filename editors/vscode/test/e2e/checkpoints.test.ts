@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, EDITORS, openWorkbench, panelFrame, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, openChat, openWorkbench, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-checkpoints");
@@ -32,19 +32,10 @@ before(async () => {
   writeFileSync(join(box.workspace, "a.py"), "x = 1\n");
   writeFileSync(join(box.workspace, "b.txt"), B);
   ({ page } = await openWorkbench(box, VSIX, wb));
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
+  panel = await openChat(page);
 });
 
 after(() => closeWorkbench(wb, box, ARTIFACTS));
-
-async function send(text: string): Promise<void> {
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
 
 let turns = 0;
 async function turnDone(): Promise<void> {
@@ -61,7 +52,7 @@ async function allowNext(): Promise<void> {
 }
 
 test("an edit opens in the diff editor, is changed there, accepted, and the changed text is on disk", { timeout: 600_000 }, async () => {
-  await send("Set x in a.py.");
+  await sendPrompt(panel, "Set x in a.py.");
   const ask = panel.locator(".ask");
   await ask.waitFor();
   assert.match(await ask.locator(".diff").innerText(), /x = 2/, "the card shows the proposal");
@@ -85,11 +76,11 @@ test("an edit opens in the diff editor, is changed there, accepted, and the chan
 });
 
 test("two turns change three files; rewinding to the first restores all three byte for byte and opens the branch", { timeout: 600_000 }, async () => {
-  await send("Change b.txt and make c.md.");
+  await sendPrompt(panel, "Change b.txt and make c.md.");
   await allowNext();
   await allowNext();
   await turnDone();
-  await send("Change a.py once more.");
+  await sendPrompt(panel, "Change a.py once more.");
   await allowNext();
   await turnDone();
   assert.equal(readFileSync(join(box.workspace, "a.py"), "utf8"), "x = 4");

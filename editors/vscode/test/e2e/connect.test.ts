@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, EDITORS, extensionLogs, openWorkbench, panelFrame, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, extensionLogs, openChat, openWorkbench, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-connect");
@@ -65,13 +65,6 @@ function diagnostics(): string {
   return [`processes: ${residents().join(", ") || "no resident server"}`, ...resident.map((t) => `resident server log:\n${tail(t)}`), ...output.map((t) => `extension output:\n${tail(t)}`)].join("\n");
 }
 
-async function ask(text: string): Promise<void> {
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
-
 test("with agentls.server.connect the panel's turns run on a resident server", async () => {
   try {
     await turnsOnAResidentServer();
@@ -83,10 +76,8 @@ test("with agentls.server.connect the panel's turns run on a resident server", a
 });
 
 async function turnsOnAResidentServer(): Promise<void> {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
-  await ask("Who answers?");
+  panel = await openChat(page);
+  await sendPrompt(panel, "Who answers?");
   await panel.locator("[data-kind=text]").getByText("Answered by the resident server.").waitFor();
   const [resident, ...more] = residents();
   assert.ok(resident, "a resident server runs");
@@ -94,8 +85,6 @@ async function turnsOnAResidentServer(): Promise<void> {
 
   await page.reload();
   await page.locator(".monaco-workbench").waitFor();
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
+  panel = await openChat(page);
   assert.deepEqual(residents(), [resident], "the reloaded window attached to the same server");
 }

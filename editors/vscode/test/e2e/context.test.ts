@@ -3,13 +3,11 @@
 // JSON language features on a file with a syntax error) reach the model. The loopback fake model
 // (recording_model.py) prints every request it gets; the test reads what the model was sent.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, codeServerEntry, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, codeServerEntry, EDITORS, openChat, openWorkbench, recordingModel, runCommand, sandbox, snapSidebar, type RecordingModel, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-context");
@@ -20,26 +18,7 @@ let box: Sandbox;
 const wb: Partial<Workbench> = {};
 let page: Page;
 let panel: FrameLocator;
-let model: ChildProcess | undefined;
-const requests: { path: string; body: unknown }[] = [];
-
-/** The fake model; every request it gets lands in `requests`. */
-async function recordingModel(): Promise<string> {
-  const python = process.env.AGENTLS_BIN_DIR ? join(process.env.AGENTLS_BIN_DIR, "python") : join(REPO, ".venv", "bin", "python");
-  const script = join(EDITORS, "vscode", "test", "e2e", "recording_model.py");
-  model = spawn(python, [script], { cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: model.stdout! });
-  return new Promise<string>((resolve, reject) => {
-    let first = true;
-    lines.on("line", (line) => {
-      if (first) {
-        first = false;
-        resolve(line.trim());
-      } else requests.push(JSON.parse(line));
-    });
-    model!.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
-  });
-}
+let model: RecordingModel | undefined;
 
 /** Every string in a request body, joined: what the model read, whatever the wire's shape. */
 function textOf(value: unknown): string {
@@ -52,11 +31,11 @@ function textOf(value: unknown): string {
 /** The text of the first model request that holds `marker` (the prompt's own words). */
 async function sentToModel(marker: string): Promise<string> {
   for (let i = 0; i < 1200; i++) {
-    const hit = requests.map((r) => textOf(r.body)).find((t) => t.includes(marker));
+    const hit = model!.requests.map((r) => textOf(r.body)).find((t) => t.includes(marker));
     if (hit) return hit;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no model request holds ${JSON.stringify(marker)}; got ${requests.length} requests`);
+  throw new Error(`no model request holds ${JSON.stringify(marker)}; got ${model!.requests.length} requests`);
 }
 
 before(async () => {
@@ -72,12 +51,13 @@ before(async () => {
   box.env.SHELL = "/bin/bash"; // a shell with VS Code's shell integration
   box.env.AGENTLS_PROVIDER = "anthropic";
   box.env.ANTHROPIC_API_KEY = "sk-ant-e2e-context";
-  box.env.ANTHROPIC_BASE_URL = await recordingModel();
+  model = await recordingModel();
+  box.env.ANTHROPIC_BASE_URL = model.baseUrl;
   ({ page } = await openWorkbench(box, VSIX, wb));
 });
 
 after(async () => {
-  model?.kill();
+  model?.stop();
   await closeWorkbench(wb, box, ARTIFACTS);
 });
 
@@ -90,14 +70,6 @@ async function openFile(name: string, shows: string): Promise<void> {
   await quick.locator(".monaco-list-row.focused", { hasText: name }).waitFor();
   await page.keyboard.press("Enter");
   await page.locator(".editor-instance .view-lines", { hasText: shows }).waitFor();
-}
-
-async function runCommand(title: string): Promise<void> {
-  await page.keyboard.press("F1");
-  const quick = page.locator(".quick-input-widget");
-  await quick.locator("input").fill(`>${title}`);
-  await quick.locator(".monaco-list-row.focused", { hasText: title }).waitFor();
-  await page.keyboard.press("Enter");
 }
 
 async function ask(text: string, mention?: string): Promise<void> {
@@ -115,9 +87,7 @@ async function turnDone(): Promise<void> {
 }
 
 test("selected lines added with Ctrl+Alt+K reach the model with their path, lines and text", { timeout: 600_000 }, async () => {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
+  panel = await openChat(page);
   await openFile("app.py", "def total(items):");
   // Lines 3-4 (1-based): from the start of line 3 to the start of line 5.
   await page.locator(".editor-instance .view-line", { hasText: "def total(items):" }).click();
@@ -168,8 +138,7 @@ test("@problems sends the JSON language features' real diagnostic for a file wit
   await turnDone();
   const sent = await sentToModel("Why is this config broken?");
   assert.match(sent, /<context kind="diagnostics" path="[^"]*">\n(?:.*\n)*bad\.json:3:3 error: Expected comma/, sent);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "context.png") });
+  await snapSidebar(page, ARTIFACTS, "context.png");
 });
 
 test("the editor's context menu adds the selection too; its chip can be removed", { timeout: 600_000 }, async () => {
@@ -213,7 +182,7 @@ test("'Fix with agentls' on a diagnostic sends the problem, its range and the li
 
 test("with agentls.sendActiveEditor on, the active file goes with each prompt as a chip", { timeout: 600_000 }, async () => {
   await openFile("app.py", "def main():");
-  await runCommand("agentls: Toggle Sending the Active Editor with Prompts");
+  await runCommand(page, "agentls: Toggle Sending the Active Editor with Prompts");
   await panel.locator("#context-chips .chip.auto", { hasText: "@src/app.py" }).waitFor();
   await ask("Anything to improve here?");
   await panel.getByLabel("Message to the agent").press("Enter");

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, EDITORS, openWorkbench, panelFrame, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, openChat, openWorkbench, resizeSidebar, sandbox, sendPrompt, snapSidebar, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-narrow");
@@ -41,23 +41,13 @@ function scrollsSideways(): Promise<string[]> {
 }
 
 test("250 px wide, nothing in the panel scrolls sideways and tool titles and pills stay on their cards", async () => {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
-  const bar = (await page.locator(".part.sidebar").boundingBox())!;
-  await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
-  await page.mouse.down();
-  await page.mouse.move(bar.x + 250, bar.y + 300, { steps: 5 });
-  await page.mouse.up();
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill("Look at the component and run it.");
-  await input.press("Enter");
+  panel = await openChat(page);
+  await resizeSidebar(page, 250);
+  await sendPrompt(panel, "Look at the component and run it.");
   // The command is asked for on its card, which must fit the narrow panel too.
   const ask = panel.locator(".ask");
   await ask.waitFor();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "narrow-250-ask.png") });
+  await snapSidebar(page, ARTIFACTS, "narrow-250-ask.png");
   assert.deepEqual(await scrollsSideways(), [], "no horizontal scroll with the request on its card");
   await ask.getByRole("button", { name: "Allow once" }).click();
   await panel.locator("[data-kind=turn]").waitFor();
@@ -65,7 +55,7 @@ test("250 px wide, nothing in the panel scrolls sideways and tool titles and pil
   assert.ok(width <= 260, `the panel is narrow (${width} px)`);
   for (const details of await panel.locator(".tool details").all()) await details.evaluate((d) => ((d as HTMLDetailsElement).open = true));
   const sideways = await scrollsSideways();
-  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "narrow-250.png") });
+  await snapSidebar(page, ARTIFACTS, "narrow-250.png");
   assert.deepEqual(sideways, [], "no horizontal scroll (scrollWidth <= clientWidth)");
   const cards = await panel.locator(".tool").evaluateAll((els) =>
     els.map((el) => {

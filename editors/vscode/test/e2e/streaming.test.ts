@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
 import { longAnswer } from "../../../webview/test/longanswer";
-import { closeWorkbench, EDITORS, openWorkbench, panelFrame, REPO, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, openChat, openWorkbench, REPO, sandbox, sendPrompt, snapSidebar, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-streaming");
@@ -99,14 +99,9 @@ async function instrument(): Promise<void> {
 }
 
 test("a 50 KB answer streams into the panel and its last chunk is shown (timed, not asserted)", { timeout: 900_000 }, async (t) => {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
+  panel = await openChat(page);
   await instrument();
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill("Explain the parser at length.");
-  await input.press("Enter");
+  await sendPrompt(panel, "Explain the parser at length.");
   await panel.locator("[data-kind=text]").getByText(END).waitFor({ timeout: 600_000 });
   await panel.locator("[data-kind=turn][data-terminal=completed]").waitFor({ timeout: 600_000 });
   await panel.locator("body").evaluate(() => new Promise((r) => setTimeout(r, 100)));
@@ -122,6 +117,6 @@ test("a 50 KB answer streams into the panel and its last chunk is shown (timed, 
   mkdirSync(ARTIFACTS, { recursive: true });
   writeFileSync(join(ARTIFACTS, "streaming.json"), JSON.stringify({ answerChars: longAnswer(END).length, ...figures }, null, 2));
   t.diagnostic(`streaming: ${JSON.stringify(figures)}`);
-  await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, "streamed.png") });
+  await snapSidebar(page, ARTIFACTS, "streamed.png");
   assert.match(await panel.locator("[data-kind=text]").last().innerText(), /Step 1: the parser's tokens[\s\S]*That is all/);
 });

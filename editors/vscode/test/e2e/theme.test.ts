@@ -4,12 +4,12 @@
 // the webview got them (out/e2e-theme/<theme>.json), the source of the panel tests' fixtures
 // (editors/webview/test/panel/themes/).
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
 import { lowContrast } from "../../../webview/test/panel/contrast";
-import { closeWorkbench, EDITORS, openWorkbench, panelFrame, sandbox, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, openChat, openWorkbench, sandbox, sendPrompt, snapSidebar, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-theme");
@@ -36,6 +36,7 @@ async function pickTheme(label: string): Promise<void> {
   const rows = quick.locator(".monaco-list-row");
   await page.locator(".part.statusbar").click();
   await page.keyboard.press("F1");
+  // Not the shared runCommand: other commands match "Color Theme" and may come first.
   await quick.locator("input").fill(">Preferences: Color Theme");
   await rows.filter({ hasText: /^Preferences: Color Theme/ }).first().click();
   await quick.locator("input").fill(label);
@@ -55,13 +56,8 @@ before(async () => {
 after(() => closeWorkbench(wb, box, ARTIFACTS));
 
 test("a turn with a tool card and code is shown in the panel", async () => {
-  await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
-  panel = panelFrame(page);
-  await panel.locator("#status").getByText("default mode").waitFor();
-  const input = panel.getByLabel("Message to the agent");
-  await input.click();
-  await input.fill("What does the README say?");
-  await input.press("Enter");
+  panel = await openChat(page);
+  await sendPrompt(panel, "What does the README say?");
   await panel.locator("[data-kind=turn][data-terminal=completed]").waitFor();
   await panel.locator(".tool summary").first().click();
 });
@@ -75,9 +71,8 @@ for (const { theme, label, file } of THEMES) {
       const style = (el as HTMLElement).style;
       return Object.fromEntries([...Array(style.length).keys()].map((i) => style[i]).filter((n) => n.startsWith("--vscode-")).map((n) => [n, style.getPropertyValue(n).trim()]));
     });
-    mkdirSync(ARTIFACTS, { recursive: true });
+    await snapSidebar(page, ARTIFACTS, `${file}.png`);
     writeFileSync(join(ARTIFACTS, `${file}.json`), JSON.stringify(variables, null, 2) + "\n");
-    await page.locator(".part.sidebar").screenshot({ path: join(ARTIFACTS, `${file}.png`) });
     assert.deepEqual(await panel.locator("body").evaluate(lowContrast, 4.5), []);
   });
 }
