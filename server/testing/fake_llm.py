@@ -303,7 +303,10 @@ class _Handler(BaseHTTPRequestHandler):
         """The key check of each service (Ollama has none), and its 401 when it fails."""
         expected = self.fake.api_key
         if wire == "anthropic":
-            if headers.get("x-api-key") == expected:
+            # The service takes the key in x-api-key or as a bearer token; the SDK here sends the
+            # latter.
+            bearer = headers.get("authorization", "").removeprefix("Bearer ")
+            if expected in (headers.get("x-api-key"), bearer):
                 return True
             self._error(wire, 401, "invalid x-api-key", retry=False)
             return False
