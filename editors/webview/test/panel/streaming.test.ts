@@ -63,6 +63,8 @@ test("a long last block (a whole file in one fence) is rendered once a frame and
   await p.page.getByText("That is the file.").waitFor({ timeout: 60_000 });
   seq = 100 + chunks.length;
   await p.send(update("t_whole", { kind: "agent_message_chunk", text }));
+  // Text is rendered on the next frame, which a busy machine may give late.
+  await p.page.locator("[data-kind=text] .markdown").nth(1).getByText("That is the file.").waitFor({ timeout: 60_000 });
   const [streamed, whole] = await p.page.locator("[data-kind=text] .markdown").evaluateAll((els) => els.map((e) => e.innerHTML));
   assert.equal(streamed, whole);
   await p.page.close();
