@@ -5,6 +5,7 @@ loopback fake model), and every call gets a fresh, never stored, turn context.""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 
 from server.agent.context import UNKNOWN, GitState, git_state
@@ -143,6 +144,51 @@ async def test_every_call_gets_a_fresh_turn_context_that_is_never_stored(tmp_pat
         assert [is_turn_context(m) for m in request.messages].count(True) == 1
         assert request.stable_prefix == len(request.messages) - 1
     assert not any(is_turn_context(m) for m in h.handle.history)
+
+
+async def test_git_status_runs_again_only_after_a_step_that_may_change_the_workspace(
+    tmp_path, monkeypatch
+):
+    """Reads and searches change nothing, so the state read for the turn still holds after
+    them; a command (or an edit) may have changed it, so the next call reads it again."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "git.log"
+    bin_dir.mkdir()
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    steps = [
+        ("read_file", {"path": "a.txt"}),
+        ("grep", {"pattern": "a"}),
+        ("bash", {"command": "echo b > b.txt"}),
+    ]
+
+    def reply(request):
+        done = len(results(request))
+        return ScriptedReply(tool_calls=[steps[done]]) if done < len(steps) else ScriptedReply(
+            text="done"
+        )
+
+    h = Harness(tmp_path, reply)
+    git(h.workspace, "init", "-q", "-b", "main")
+    (h.workspace / "a.txt").write_text("a")
+    git(h.workspace, "add", "a.txt")
+    git(h.workspace, "commit", "-qm", "first")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    await h.open()
+    h.handle.permissions.mode = "bypassPermissions"
+    await h.prompt("look, then change something")
+
+    def status_runs() -> int:
+        return sum(line.startswith("--no-pager status") for line in log.read_text().splitlines())
+
+    contexts = [r.messages[-1].text for r in h.provider.requests]
+    assert len(contexts) == 4
+    assert status_runs() == 2, "once for the turn, once after the command"
+    assert ["(clean)" in c for c in contexts] == [True, True, True, False]
+    assert "(1 uncommitted)" in contexts[3]
+    await h.prompt("again")
+    assert status_runs() == 3, "each turn reads it afresh"
 
 
 async def test_outside_a_repository(tmp_path):

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from server.agent.instructions import HEADER, Instructions, candidate_files
-from server.testing.fake_llm import Reply
+from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import new_session, prompt, start
 
 
@@ -95,3 +95,30 @@ async def test_instructions_reach_the_model_over_json_rpc(tmp_path, workspace, f
     assert system["content"].endswith(
         f"{HEADER}\n\n### AGENTS.md\n\nAlways run `make check` before you finish.\n"
     )
+
+
+async def test_a_file_the_agent_writes_mid_turn_reaches_its_next_call(
+    tmp_path, workspace, fake_llm
+) -> None:
+    """The files are looked for once while the steps only read; a write looks again."""
+    brief = "Be brief."
+    (workspace / "notes.txt").write_text("hello\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "AGENTS.md", "content": brief})]),
+        Reply(text="done"),
+    )
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        session_id = await new_session(client, workspace, mode="bypassPermissions")
+        result = await client.call("session/prompt", prompt(session_id, "go"))
+    finally:
+        await client.close()
+    assert result["terminal"] == "completed", result
+    systems = [
+        next(m["content"] for m in r.body["messages"] if m["role"] == "system")
+        for r in fake_llm.requests
+    ]
+    assert [HEADER in s for s in systems] == [False, False, True]
+    assert systems[2].endswith("### AGENTS.md\n\nBe brief.\n")

@@ -112,23 +112,28 @@ def _tools_chars(request: ModelRequest) -> int:
 # -- the two steps -------------------------------------------------------------------------------
 
 
-async def fit(session: AgentSession, context: Message, sink: TurnSink) -> Usage:
+async def fit(
+    session: AgentSession, context: Message, sink: TurnSink
+) -> tuple[Usage, ModelRequest]:
     """Compact the session's view when the next request would be too large; returns the usage
-    of a summary call, if one was made."""
+    of a summary call, if one was made, and the request to send (built once when it fits)."""
     settings = settings_for(session)
     estimates = session.view.estimates
-    before = estimate(build_request(session, context), estimates)
+    request = build_request(session, context)
+    before = estimate(request, estimates)
     if before <= settings.threshold * settings.window:
-        return Usage()
+        return Usage(), request
     elide_tool_results(session.history, session.view, settings.keep_tool_results)
-    after = estimate(build_request(session, context), estimates)
+    request = build_request(session, context)
+    after = estimate(request, estimates)
     usage = Usage()
     if after > settings.summarize_at * settings.window:
         usage = await summarize(session, settings)
-        after = estimate(build_request(session, context), estimates)
+        request = build_request(session, context)
+        after = estimate(request, estimates)
     if after < before:
         sink.emit(Compaction(before=before, after=after))
-    return usage
+    return usage, request
 
 
 def elide_tool_results(history: list[Message], view: ContextView, keep: int) -> None:

@@ -3,7 +3,9 @@
 The system prompt lists the session's tools, skills and subagents. Before every model call
 `prepare_call` builds the turn context (cwd, git state, session id, active skills), which is
 appended as an ephemeral user message for that call only: never stored in the history, so the
-cached prefix of the conversation stays stable.
+cached prefix of the conversation stays stable. `git status` runs, and the instruction files are
+looked for, at the first call of a turn and again only after a step whose tools may have changed
+the workspace (`observing_only`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import anyio
 
+from server.agent.instructions import repository_root
 from server.agent.state import AgentSession
 from server.providers import images
 from server.providers.messages import CONTEXT_TAG, Message, ModelRequest, TextPart
@@ -63,7 +66,8 @@ UNKNOWN = GitState("", "", None)
 def git_state(cwd: Path) -> GitState | None:
     """The repository state of `cwd`; None when it is not inside a git work tree. Runs no
     program the repository's config names (see `server.tools.git_env`)."""
-
+    if cwd.is_dir() and repository_root(cwd) is None:
+        return None  # no `.git` above: git would say so too, after ~5 ms of starting up
     env = safe_env(cwd)
 
     def git(*args: str) -> str:
@@ -147,7 +151,11 @@ def build_request(session: AgentSession, context: Message) -> ModelRequest:
         images.mark_seen(session.history, session.model)
     else:
         messages = images.without_images(messages)
-    files = session.instructions.render() if session.instructions else ""  # once per call
+    files = session.seen.get("instructions")
+    if files is None:
+        files = session.seen["instructions"] = (
+            session.instructions.render() if session.instructions else ""
+        )
     return ModelRequest(
         model=session.model,
         system=session_system_prompt(session, files),
@@ -165,7 +173,9 @@ async def prepare_call(session: AgentSession, sink: TurnSink) -> Message:
     session.apply_skill_model()
     session.route_vision(sink)
     session.announce_switch(sink)
-    git = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
+    if "git" not in session.seen:
+        session.seen["git"] = await anyio.to_thread.run_sync(git_state, session.spec.cwd)
+    git = session.seen["git"]
     active = session.tool_ctx.state.get(ACTIVE_KEY) or []
     plan = session.permissions.mode == "plan"
     return turn_context(session.spec.cwd, session.spec.session_id, git, active=active, plan=plan)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from server.policy.paths import workspace_parts
@@ -80,10 +81,17 @@ class Instructions:
         root = repository_root(self.cwd) or self.cwd
         user = {self.home / f for f in USER_FILES}
         for path in candidate_files(self.cwd, self.home, self.names, root=root):
+            try:
+                stat = path.stat()
+            except OSError:  # most candidates do not exist: one stat, no path resolution
+                self._cache.pop(path, None)
+                continue
+            if not S_ISREG(stat.st_mode):
+                continue
             if path not in user and workspace_parts(path, root) is None:
                 log.warning("skipped instructions %s: it leads outside the workspace", path)
                 continue
-            text = self._read(path)
+            text = self._read(path, (stat.st_mtime_ns, stat.st_size))
             if text is None or not text.strip() or text in seen:
                 continue
             seen.add(text)
@@ -107,13 +115,7 @@ class Instructions:
             left -= len(data)
         return "\n\n".join(parts)
 
-    def _read(self, path: Path) -> str | None:
-        try:
-            stat = path.stat()
-        except OSError:
-            self._cache.pop(path, None)
-            return None
-        key = (stat.st_mtime_ns, stat.st_size)
+    def _read(self, path: Path, key: tuple[int, int]) -> str | None:
         cached = self._cache.get(path)
         if cached and cached[0] == key:
             return cached[1]

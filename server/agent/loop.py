@@ -29,9 +29,10 @@ from protocol.updates import (
 from protocol.updates import Usage as WireUsage
 from server.agent import compaction
 from server.agent.closing import ClosingSink, end_step
-from server.agent.context import build_request, prepare_call
+from server.agent.context import prepare_call
 from server.agent.state import AgentSession
-from server.agent.tool_calls import announce, run_tool_calls
+from server.agent.tool_calls import announce, observing_only, run_tool_calls
+from server.policy import shell as shell_policy
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -74,6 +75,7 @@ async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> Turn
     session.tool_ctx.sink = sink
     session.turn_usage = Usage()
     session.plan_asked = False
+    session.seen.clear()
     try:
         async with session.background.running(sink.turn_id):
             stop = await run_steps(session, sink)
@@ -105,13 +107,18 @@ async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[
     if session.background.host is not None:
         take_reports(session, sink)
     context = await prepare_call(session, sink)
-    session.turn_usage += await compaction.fit(session, context, sink)
-    finish = await stream_reply(session, build_request(session, context), sink)
+    if "bash" in session.tools:
+        shell_policy.warm()
+    compacting, request = await compaction.fit(session, context, sink)
+    session.turn_usage += compacting
+    finish = await stream_reply(session, request, sink)
     session.turn_usage += finish.usage
     session.account(finish.usage)
     calls = session.history[-1].tool_calls if session.history[-1].role == "assistant" else []
     if calls:
         await run_tool_calls(session, calls, sink)
+        if not observing_only(session, calls):
+            session.seen.clear()
     return finish, calls
 
 
@@ -132,6 +139,7 @@ def take_reports(session: AgentSession, sink: TurnSink) -> None:
     if taken is None:
         return
     text, finals = taken
+    session.seen.clear()  # what the subagents did
     session.history.append(Message("user", [TextPart(text)]))
     sink.emit(UserMessageChunk(text=text, origin="report"))
     for update in finals:

@@ -72,6 +72,10 @@ class AgentSession:
     """Updates for the session's first turn (what an untrusted workspace had ignored)."""
     mcp: Any = None
     """The session's MCP servers (`server.mcp.session.McpSessionServers`), when it has any."""
+    seen: dict[str, Any] = field(default_factory=dict)
+    """What this turn read of the workspace for its model calls (git state, instruction files),
+    kept while its steps only look: cleared at each turn start and after a step whose tools may
+    have changed the workspace (`server.agent.tool_calls.observing_only`)."""
     skill_base: ProviderSettings | None = None
     vision_base: ProviderSettings | None = None
     """The session's own model while an image turn runs on a vision model."""

@@ -95,6 +95,7 @@ def spawn(
             delegation.registry, profile, delegation.depth + 1, delegation.budget
         ),
         switched=None,
+        seen={},
     )
     if profile.model and profile.model != "inherit":
         child.switch_model(profile.model)

@@ -44,6 +44,20 @@ def _read_only(tool: Tool, call: ToolCallPart) -> bool:
         return False  # run_one reports the bad arguments
 
 
+OBSERVING_KINDS = ("read", "search", "fetch", "think")
+
+
+def observing_only(session: AgentSession, calls: Sequence[ToolCallPart]) -> bool:
+    """Whether these calls only looked: read-only, and none that waits on work running
+    elsewhere (a subagent, a background command) or on the user, during which the workspace
+    may change."""
+    for call in calls:
+        tool = session.tools.get(call.name)
+        if tool is None or tool.kind not in OBSERVING_KINDS or not _read_only(tool, call):
+            return False
+    return True
+
+
 def announce(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> None:
     tool = session.tools.get(call.name)
     title, locations = call.name, None
