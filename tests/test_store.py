@@ -166,6 +166,69 @@ def test_a_stream_retry_drops_what_the_failed_attempt_journaled(store):
     assert store.search("half", 5) == []
 
 
+def test_a_streamed_reply_is_traced_in_rows_of_chunks_and_read_back_update_by_update(
+    tmp_path,
+):
+    path = tmp_path / "s.db"
+    store = Store(path)
+    session(store, "s1")
+    call = ToolCall(tool_call_id="c1", name="grep", title="Grep x", tool_kind="search", input={})
+    sent = [
+        AgentThoughtChunk(text="Let me "),
+        AgentThoughtChunk(text="look."),
+        *[AgentMessageChunk(text=f"word{i} ") for i in range(50)],
+        call,
+        ToolCallUpdate(tool_call_id="c1", status="completed", output="x"),
+        AgentMessageChunk(text="after the call"),
+        AgentMessageChunk(text="."),
+        AgentThoughtChunk(text="and again"),
+    ]
+    store.begin_turn("s1", "t1", "go", {})
+    for seq, update in enumerate(sent[:30], 1):
+        store.record_update("s1", "t1", seq, update)
+    assert store.flush_sync()  # a run split across two batches
+    for seq, update in enumerate(sent[30:], 31):
+        store.record_update("s1", "t1", seq, update)
+    assert store.flush_sync()
+    traced = [row for row in store.trace("s1") if row["kind"] == "update"]
+    assert [(row["seq"], row["data"]) for row in traced] == [
+        (seq, update.to_wire()) for seq, update in enumerate(sent, 1)
+    ]
+    times = [row["ts"] for row in traced]
+    assert times == sorted(times)
+    assert store.last_seq("s1") == len(sent), "a run's row carries its last seq"
+    store.close()
+    rows = sqlite3.connect(path).execute("SELECT kind, seq FROM trace ORDER BY id").fetchall()
+    assert [kind for kind, _ in rows].count("update") == 2, "only the tool call's own rows"
+    assert len(rows) < 10, rows
+    reopened = Store(path)  # the turn was left running: closed as aborted, after the last seq
+    try:
+        end = reopened.journal("s1")[-1]
+        assert (end.update["kind"], end.seq) == ("turn_end", len(sent) + 1)
+    finally:
+        reopened.close()
+
+
+def test_a_secret_in_a_streamed_chunk_never_reaches_the_file(tmp_path, monkeypatch):
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    path = tmp_path / "s.db"
+    store = Store(path)
+    session(store, "s1")
+    turn(
+        store,
+        "s1",
+        "t1",
+        "print the key",
+        AgentMessageChunk(text="The key is "),
+        AgentMessageChunk(text=secret),
+        AgentThoughtChunk(text=f"it was {secret}"),
+    )
+    store.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"The key is " in stored and secret.encode() not in stored
+
+
 def test_turns_left_running_by_a_dead_server_are_aborted_at_open(tmp_path):
     path = tmp_path / "s.db"
     store = Store(path)
@@ -404,3 +467,25 @@ def test_snapshots_round_trip_through_json():
     ]
     dicts = json.loads(json.dumps([codec.message_to_dict(m) for m in history]))
     assert [codec.message_from_dict(d) for d in dicts] == history
+
+
+def test_a_model_calls_stream_round_trips_with_its_text_deltas_in_one_list():
+    events = [
+        ThinkingDelta("hm"),
+        ThinkingDelta("", "sig"),
+        TextDelta("Looking "),
+        TextDelta("now."),
+        ToolCallReady(ToolCallPart("c1", "grep", {"pattern": "x"})),
+        TextDelta("Done"),
+        Finish("tool_use", ModelUsage(3, 4)),
+    ]
+    stored: list[dict] = []
+    for event in events:
+        codec.add_event(stored, event)
+    assert [d["kind"] for d in stored] == [
+        "thinking_delta", "thinking_delta", "text_deltas", "tool_call", "text_deltas", "finish"
+    ]
+    assert stored[2]["texts"] == ["Looking ", "now."]
+    assert codec.events_from_dicts(json.loads(json.dumps(stored))) == events
+    one_each = [{"kind": "text_delta", "text": "a"}, {"kind": "text_delta", "text": "b"}]
+    assert codec.events_from_dicts(one_each) == [TextDelta("a"), TextDelta("b")]

@@ -79,6 +79,31 @@ def event_from_dict(data: dict[str, Any]) -> StreamEvent:
     raise CodecError(f"unknown stream event kind {kind!r}")
 
 
+def add_event(out: list[dict[str, Any]], event: StreamEvent) -> None:
+    """Append a model call's stream event for the trace, as it arrives (a copy: later changes
+    to the event do not reach it). Consecutive text deltas join one `text_deltas` dict holding
+    their texts, so a reply of many deltas stays about the size of its text."""
+    if isinstance(event, TextDelta):
+        last = out[-1] if out else None
+        if last is not None and last["kind"] == "text_deltas":
+            last["texts"].append(event.text)
+        else:
+            out.append({"kind": "text_deltas", "texts": [event.text]})
+    else:
+        out.append(to_dict(event))
+
+
+def events_from_dicts(data: list[dict[str, Any]]) -> list[StreamEvent]:
+    """The stream `add_event` wrote, delta for delta (one dict per text delta is read too)."""
+    events: list[StreamEvent] = []
+    for item in data:
+        if item.get("kind") == "text_deltas":
+            events += [TextDelta(text) for text in item.get("texts", [])]
+        else:
+            events.append(event_from_dict(item))
+    return events
+
+
 REPEATABLE = ("system", "tools", "options")
 """Parts of a request that repeat from call to call; the trace writes them once."""
 

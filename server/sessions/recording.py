@@ -3,7 +3,8 @@
 `recording_factory(create_provider)` wraps every provider a native session builds. While the
 session service runs a turn it sets `current_turn` (a context variable, so concurrent turns never
 mix); each model call then writes a `provider_request` and a `provider_response` trace row
-(every stream event, or the error that ended the call); a subagent's calls carry `subagent`
+(every stream event, consecutive text deltas as one list of texts, or the error that ended the
+call); a subagent's calls carry `subagent`
 (its id, profile and the `task` call that started it). A request's system prompt, tool names
 and options are written when they differ from that agent's previous request, else named in
 `unchanged`. Outside a traced turn the wrapper only passes through.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.agent.subagents import running_subagent
 from server.providers.base import Provider, ProviderFactory, ProviderSettings
-from server.providers.codec import REPEATABLE, request_to_dict, to_dict
+from server.providers.codec import REPEATABLE, add_event, request_to_dict
 from server.providers.messages import Message, ModelRequest, ProviderError, StreamEvent
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class RecordingProvider:
         outcome: dict[str, Any] = {"complete": False}
         try:
             async for event in self.inner.stream(request):
-                events.append(to_dict(event))
+                add_event(events, event)
                 yield event
             outcome["complete"] = True
         except ProviderError as exc:

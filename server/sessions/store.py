@@ -32,7 +32,8 @@ from typing import Any
 
 import anyio
 
-from server.redact import redact_data
+from protocol.updates import AgentMessageChunk, AgentThoughtChunk
+from server.redact import redact, redact_data
 from server.sessions import schema, search
 from server.sessions.procs import pid_alive
 from server.sessions.writer import Writer
@@ -48,6 +49,7 @@ LINGER = 0.005
 deltas come one at a time; a transaction each (each rewriting the growing journal entry) cost
 the writer thread more than the rest of a delta's path. A flush or a stop ends the wait."""
 TITLE_CHARS = 80
+CHUNKS = (AgentMessageChunk, AgentThoughtChunk)
 
 
 class StoreError(Exception):
@@ -111,6 +113,8 @@ class Store:
         self._reader = schema.connect(path)
         self._read_lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+        self._urgent = threading.Event()
+        """Set with a flush or a stop: the writer stops waiting for more writes."""
         self._closed = False
         self._pending: list[tuple] = []
         self.error: str | None = None
@@ -173,6 +177,7 @@ class Store:
             return True
         done = threading.Event()
         self._queue.put(("flush", done))
+        self._urgent.set()
         return done.wait(timeout)
 
     async def flush(self) -> None:
@@ -184,6 +189,7 @@ class Store:
         self._closed = True
         _OPEN_OWNERS.discard(self.owner)
         self._queue.put(("stop", None))
+        self._urgent.set()
         self._thread.join(60)
         with self._read_lock:
             self._reader.close()
@@ -198,18 +204,15 @@ class Store:
         self._queue.put(op)
 
     def _batch(self) -> list[tuple]:
+        # One wait for the whole linger, not a wake-up per write: at 20,000 writes a second
+        # each wake-up took the GIL from the event stream the writes come from.
         ops = [self._queue.get()]
-        deadline = time.monotonic() + LINGER
+        if ops[0][0] not in ("flush", "stop"):
+            self._urgent.wait(LINGER)
+        self._urgent.clear()
         while len(ops) < BATCH and ops[-1][0] not in ("flush", "stop"):
             try:
                 ops.append(self._queue.get_nowait())
-                continue
-            except queue.Empty:
-                left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                ops.append(self._queue.get(timeout=left))
             except queue.Empty:
                 break
         return ops
@@ -339,10 +342,14 @@ class Store:
             "WHERE t.session_id = ? ORDER BY r.id",
             (sid,),
         )
-        return [
-            {"turnId": t, "seq": seq, "ts": ts, "kind": kind, "data": json.loads(data)}
-            for t, seq, ts, kind, data in rows
-        ]
+        out: list[dict[str, Any]] = []
+        for t, seq, ts, kind, data in rows:
+            value = json.loads(data)
+            if kind == "chunks":
+                out += chunk_updates(t, seq, ts, value)
+            else:
+                out.append({"turnId": t, "seq": seq, "ts": ts, "kind": kind, "data": value})
+        return out
 
     def list_sessions(
         self, cwd: str | None, cursor: str | None, limit: int, *, open_ids: Iterable[str] = ()
@@ -380,7 +387,27 @@ def scrubbed(op: tuple) -> tuple:
     """The one redaction hook of the store: keys, auth headers and URL credentials never reach
     the file (`server.redact`); wire models are written as their wire dicts."""
     name, *args = op
+    if name == "update" and isinstance(args[-1], CHUNKS):
+        # Most of a stream: its text is all there is to mask, without encoding it as JSON.
+        chunk = args[-1]
+        return (name, *args[:-1], {"kind": chunk.kind, "text": redact(chunk.text)})
     return (name, *redact_data([a.to_wire() if hasattr(a, "to_wire") else a for a in args]))
+
+
+def chunk_updates(turn_id: str, last: int, ts: float, row: dict[str, Any]) -> list[dict]:
+    """The `update` rows a `chunks` trace row stands for (`server.sessions.writer.ChunkRow`)."""
+    texts, at, base = row["texts"], row["at"], row["update"]
+    first = last - len(texts) + 1
+    return [
+        {
+            "turnId": turn_id,
+            "seq": first + i,
+            "ts": ts + offset / 1_000_000,
+            "kind": "update",
+            "data": {**base, "text": text},
+        }
+        for i, (text, offset) in enumerate(zip(texts, at, strict=True))
+    ]
 
 
 def unwritable(exc: Exception) -> bool:

@@ -147,7 +147,7 @@ def _add_row(turn: TurnTrace, row: dict[str, Any]) -> None:
 def _recorded_call(data: dict[str, Any]) -> RecordedCall:
     error = data.get("error") or {}
     return RecordedCall(
-        events=[codec.event_from_dict(e) for e in data.get("events", [])],
+        events=codec.events_from_dicts(data.get("events", [])),
         error=error.get("message"),
         status=error.get("status"),
         retryable=bool(error.get("retryable")),

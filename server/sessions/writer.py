@@ -1,7 +1,9 @@
 """Applying queued writes to the session database, in the store's writer thread.
 
 One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
-journal entry that grows with each batch and is indexed for search once it is complete. A
+journal entry that grows with each batch and is indexed for search once it is complete, and
+into one `chunks` trace row per batch (`ChunkRow`; `Store.trace` gives them back as the
+`update` rows they stand for, each with its seq and time). A
 `stream_retry` removes what the failed model call streamed (its text, thoughts and tool calls,
 and those calls' failures), as clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has ended are dropped.
 """
@@ -74,6 +76,34 @@ class Run:
         return {"kind": self.kind, "text": "".join(self.texts)}
 
 
+@dataclass
+class ChunkRow:
+    """Chunk updates of one turn with consecutive seqs, traced as one row: the update without
+    its text, the texts, and each one's time after the first (whole microseconds). The row's
+    seq is the last one's, so the trace's highest seq stays the session's."""
+
+    key: int
+    ts: float
+    base: dict[str, Any]
+    seq: int
+    texts: list[str] = field(default_factory=list)
+    at: list[int] = field(default_factory=list)
+
+    def joins(self, update: dict[str, Any]) -> bool:
+        """Whether `update` differs from this row's only in its text."""
+        base = self.base
+        return len(update) == len(base) + 1 and all(update.get(k) == v for k, v in base.items())
+
+    def add(self, seq: int, ts: float, text: str) -> None:
+        self.seq = seq
+        self.texts.append(text)
+        self.at.append(int((ts - self.ts) * 1_000_000))  # down: never after the next row
+
+    def row(self) -> tuple:
+        data = {"update": self.base, "texts": self.texts, "at": self.at}
+        return (self.key, self.seq, self.ts, "chunks", dumps(data))
+
+
 class Writer:
     """Turns operations (`(name, *args)` tuples) into SQL. Not thread-safe: one thread owns it."""
 
@@ -86,7 +116,9 @@ class Writer:
         self.ended: dict[str, None] = {}
         self.keys: dict[str, int] = {}
         """Turn id -> turns.n, for the turns this writer has seen."""
-        self.trace_rows: list[tuple] = []
+        self.trace_rows: list[tuple | ChunkRow] = []
+        self.chunk_rows: dict[str, ChunkRow] = {}
+        """Turn id -> its chunk row of this batch that the next chunk may join."""
 
     def apply(self, ops: list[tuple]) -> None:
         ended = dict(self.ended)
@@ -100,7 +132,7 @@ class Writer:
                     run.dirty = False
             self.conn.executemany(
                 "INSERT INTO trace (turn, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
-                self.trace_rows,
+                [r.row() if isinstance(r, ChunkRow) else r for r in self.trace_rows],
             )
             self.conn.execute("COMMIT")
         except BaseException:
@@ -113,6 +145,7 @@ class Writer:
             raise
         finally:
             self.trace_rows.clear()
+            self.chunk_rows.clear()
 
     # -- operations ------------------------------------------------------------------------
 
@@ -150,13 +183,16 @@ class Writer:
         self._insert(sid, tid, ts, {**chunk, "origin": origin} if origin else chunk, seq=seq)
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
-        if isinstance(update, dict):
-            data, kind = dumps(update), update.get("kind", "")
-        else:
-            data, kind = update.model_dump_json(by_alias=True, exclude_none=True), update.kind
+        kind = update.get("kind", "") if isinstance(update, dict) else update.kind
         if tid in self.ended and kind != "turn_end":  # the turn row closes before its turn_end
             return
-        self._trace(tid, seq, ts, "update", data)
+        if kind in RUN_KINDS and isinstance(update, dict):
+            self._trace_chunk(tid, seq, ts, update)
+        elif isinstance(update, dict):
+            self._trace(tid, seq, ts, "update", dumps(update))
+        else:
+            data = update.model_dump_json(by_alias=True, exclude_none=True)
+            self._trace(tid, seq, ts, "update", data)
         self._journal(sid, tid, ts, kind, update, seq)
 
     def op_trace(self, sid: str, tid: str, seq: int | None, ts: float, kind: str, data: Any):
@@ -166,7 +202,19 @@ class Writer:
     def _trace(self, tid: str, seq: int | None, ts: float, kind: str, data: str) -> None:
         key = self._key(tid)
         if key is not None:
+            self.chunk_rows.pop(tid, None)
             self.trace_rows.append((key, seq, ts, kind, data))
+
+    def _trace_chunk(self, tid: str, seq: int, ts: float, update: dict[str, Any]) -> None:
+        row = self.chunk_rows.get(tid)
+        if row is None or seq != row.seq + 1 or not row.joins(update):
+            base = {k: v for k, v in update.items() if k != "text"}
+            key = self._key(tid)
+            if key is None:
+                return
+            row = self.chunk_rows[tid] = ChunkRow(key, ts, base, seq)
+            self.trace_rows.append(row)
+        row.add(seq, ts, update.get("text", ""))
 
     def _key(self, tid: str) -> int | None:
         if tid not in self.keys:
