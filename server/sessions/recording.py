@@ -4,10 +4,10 @@
 session service runs a turn it sets `current_turn` (a context variable, so concurrent turns never
 mix); each model call then writes a `provider_request` and a `provider_response` trace row
 (every stream event, consecutive text deltas as one list of texts, or the error that ended the
-call); a subagent's calls carry `subagent`
-(its id, profile and the `task` call that started it). A request's system prompt, tool names
-and options are written when they differ from that agent's previous request, else named in
-`unchanged`. Outside a traced turn the wrapper only passes through.
+call); a subagent's calls carry `subagent` (its id, profile and the `task` call that started
+it). A request's system prompt, tool names and options are written when they differ from that
+agent's previous request, else named in `unchanged`. Outside a traced turn the wrapper only
+passes through.
 """
 
 from __future__ import annotations

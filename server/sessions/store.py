@@ -337,6 +337,7 @@ class Store:
         return [TurnRecord(*row) for row in rows]
 
     def trace(self, sid: str) -> list[dict[str, Any]]:
+        """The session's trace rows in order; a `chunks` row comes back as its updates."""
         rows = self._read(
             "SELECT t.id, r.seq, r.ts, r.kind, r.data FROM turns t JOIN trace r ON r.turn = t.n "
             "WHERE t.session_id = ? ORDER BY r.id",

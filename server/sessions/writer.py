@@ -3,9 +3,10 @@
 One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
 journal entry that grows with each batch and is indexed for search once it is complete, and
 into one `chunks` trace row per batch (`ChunkRow`; `Store.trace` gives them back as the
-`update` rows they stand for, each with its seq and time). A
-`stream_retry` removes what the failed model call streamed (its text, thoughts and tool calls,
-and those calls' failures), as clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has ended are dropped.
+`update` rows they stand for, each with its seq and time). A `stream_retry` removes what the
+failed model call streamed (its text, thoughts and tool calls, and those calls' failures), as
+clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has
+ended are dropped.
 """
 
 from __future__ import annotations
