@@ -266,7 +266,6 @@ def test_turns_left_running_by_a_dead_server_are_aborted_at_open(tmp_path):
         reopened.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the journal entry is rewritten with every batch")
 def test_a_reply_cut_mid_stream_comes_back_whole_at_open(tmp_path):
     """The journal entry of a streaming reply lags its text (it is rewritten as the text
     doubles); a turn its server never finished gets the whole streamed text from the trace."""
@@ -303,7 +302,6 @@ def test_a_reply_cut_mid_stream_comes_back_whole_at_open(tmp_path):
         reopened.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the journal entry is rewritten with every batch")
 def test_a_long_reply_rewrites_its_journal_entry_a_logarithmic_number_of_times(tmp_path):
     path = tmp_path / "s.db"
     Store(path).close()

@@ -36,7 +36,7 @@ from protocol.updates import AgentMessageChunk, AgentThoughtChunk
 from server.redact import redact, redact_data
 from server.sessions import schema, search
 from server.sessions.procs import pid_alive
-from server.sessions.writer import Writer
+from server.sessions.writer import Writer, chunk_updates
 
 log = logging.getLogger(__name__)
 
@@ -393,22 +393,6 @@ def scrubbed(op: tuple) -> tuple:
         chunk = args[-1]
         return (name, *args[:-1], {"kind": chunk.kind, "text": redact(chunk.text)})
     return (name, *redact_data([a.to_wire() if hasattr(a, "to_wire") else a for a in args]))
-
-
-def chunk_updates(turn_id: str, last: int, ts: float, row: dict[str, Any]) -> list[dict]:
-    """The `update` rows a `chunks` trace row stands for (`server.sessions.writer.ChunkRow`)."""
-    texts, at, base = row["texts"], row["at"], row["update"]
-    first = last - len(texts) + 1
-    return [
-        {
-            "turnId": turn_id,
-            "seq": first + i,
-            "ts": ts + offset / 1_000_000,
-            "kind": "update",
-            "data": {**base, "text": text},
-        }
-        for i, (text, offset) in enumerate(zip(texts, at, strict=True))
-    ]
 
 
 def unwritable(exc: Exception) -> bool:

@@ -1,9 +1,11 @@
 """Applying queued writes to the session database, in the store's writer thread.
 
 One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
-journal entry that grows with each batch and is indexed for search once it is complete, and
-into one `chunks` trace row per batch (`ChunkRow`; `Store.trace` gives them back as the
-`update` rows they stand for, each with its seq and time). A `stream_retry` removes what the
+journal entry, indexed for search once it is complete, and into one `chunks` trace row per batch (`ChunkRow`; `Store.trace` gives them back as the
+`update` rows they stand for, each with its seq and time). While the reply streams, its journal
+entry is rewritten only when its text has doubled since the last write (rewriting it with each
+batch made a long answer's cost grow with its square); the trace holds every chunk, so a turn
+its server never finished gets its entry back whole from there (`op_abort`). A `stream_retry` removes what the
 failed model call streamed (its text, thoughts and tool calls, and those calls' failures), as
 clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has
 ended are dropped.
@@ -70,8 +72,19 @@ class Run:
 
     row: int
     kind: str
+    seq: int | None
     texts: list[str] = field(default_factory=list)
-    dirty: bool = False
+    size: int = 0
+    written: int = 0
+    """The length of the text the row holds."""
+
+    def add(self, text: str) -> None:
+        self.texts.append(text)
+        self.size += len(text)
+
+    def behind(self) -> bool:
+        """Whether the row should be rewritten now: its text has doubled since it was written."""
+        return self.size >= 2 * self.written and self.size > self.written
 
     def entry(self) -> dict[str, Any]:
         return {"kind": self.kind, "text": "".join(self.texts)}
@@ -128,9 +141,9 @@ class Writer:
             for op in ops:
                 getattr(self, "op_" + op[0])(*op[1:])
             for run in self.runs.values():
-                if run.dirty:
+                if run.behind():
                     self._set_entry(run.row, run.entry())
-                    run.dirty = False
+                    run.written = run.size
             self.conn.executemany(
                 "INSERT INTO trace (turn, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
                 [r.row() if isinstance(r, ChunkRow) else r for r in self.trace_rows],
@@ -255,11 +268,18 @@ class Writer:
 
     def op_abort(self, sid: str, tid: str, ts: float) -> None:
         """Close a turn its server never finished (found `running` at startup)."""
-        for row, entry in self.conn.execute(
-            "SELECT id, entry FROM journal WHERE turn_id = ? AND open = 1", (tid,)
+        for row, entry, first in self.conn.execute(
+            "SELECT id, entry, seq FROM journal WHERE turn_id = ? AND open = 1", (tid,)
         ).fetchall():
-            self.conn.execute("UPDATE journal SET open = 0 WHERE id = ?", (row,))
-            self._index(row, json.loads(entry))
+            entry = json.loads(entry)
+            if first is not None and entry.get("kind") in RUN_KINDS:
+                streamed = self._streamed(tid, first, entry["kind"])
+                if len(streamed) > len(entry["text"]) and streamed.startswith(entry["text"]):
+                    entry["text"] = streamed
+            self.conn.execute(
+                "UPDATE journal SET entry = ?, open = 0 WHERE id = ?", (dumps(entry), row)
+            )
+            self._index(row, entry)
         seq = self._last_seq(sid)
         for call_id in self._unfinished_calls(tid):
             update = {"kind": "tool_call_update", "toolCallId": call_id, "status": "failed"}
@@ -269,6 +289,33 @@ class Writer:
         self._insert(sid, tid, ts, end.to_wire(), seq=seq + 1)
         result = {k: v for k, v in end.to_wire().items() if k != "kind"}
         self.op_end(sid, tid, ts, {"turnId": tid, **result}, None)
+
+    def _streamed(self, tid: str, first: int, kind: str) -> str:
+        """The text of the run of `kind` chunks the trace holds from seq `first` on."""
+        key = self._key(tid)
+        if key is None:
+            return ""
+        rows = self.conn.execute(
+            "SELECT seq, ts, kind, data FROM trace WHERE turn = ? AND seq >= ? ORDER BY id",
+            (key, first),
+        )
+        texts: list[str] = []
+        expected = first
+        for seq, ts, row_kind, data in rows:
+            if row_kind not in ("chunks", "update"):
+                continue
+            value = json.loads(data)
+            updates = chunk_updates(tid, seq, ts, value) if row_kind == "chunks" else [
+                {"seq": seq, "data": value}
+            ]  # fmt: skip
+            for update in updates:
+                if update["seq"] < expected:
+                    continue
+                if update["seq"] > expected or update["data"].get("kind") != kind:
+                    return "".join(texts)
+                texts.append(update["data"].get("text", ""))
+                expected += 1
+        return "".join(texts)
 
     # -- the journal ---------------------------------------------------------------------------
 
@@ -296,9 +343,8 @@ class Writer:
             if run is None:
                 entry = {"kind": kind, "text": text}
                 row = self._insert(sid, tid, ts, entry, open_run=True, seq=seq)
-                run = self.runs[tid] = Run(row, kind)
-            run.texts.append(text)
-            run.dirty = True
+                run = self.runs[tid] = Run(row, kind, seq, written=len(text))
+            run.add(text)
         else:
             wire = update if isinstance(update, dict) else update.to_wire()
             if journal_role(wire) is not None:
@@ -389,3 +435,19 @@ class Writer:
         self.conn.execute(
             "UPDATE sessions SET state = json_patch(state, ?) WHERE id = ?", (dumps(state), sid)
         )
+
+
+def chunk_updates(turn_id: str, last: int, ts: float, row: dict[str, Any]) -> list[dict]:
+    """The `update` rows a `chunks` trace row stands for (`ChunkRow`)."""
+    texts, at, base = row["texts"], row["at"], row["update"]
+    first = last - len(texts) + 1
+    return [
+        {
+            "turnId": turn_id,
+            "seq": first + i,
+            "ts": ts + offset / 1_000_000,
+            "kind": "update",
+            "data": {**base, "text": text},
+        }
+        for i, (text, offset) in enumerate(zip(texts, at, strict=True))
+    ]
