@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from server.skills import SkillCatalog
     from server.turn import SessionSearch
 
+
 def builtin_tools(
     *,
     jobs: BackgroundJobs | None = None,
