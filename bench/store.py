@@ -1,7 +1,8 @@
 """Session store cost: event-stream throughput through the session service with persistence
 on vs off, database bytes per 1,000 events, and what persistence adds to each turn (the
 snapshot and the flush at the terminal), measured on short turns; and, through a real `agentls
--p` task of ten tool calls, trace bytes per model call and database bytes per answer byte.
+-p` task of ten tool calls, trace bytes per model call and database bytes per answer byte; and
+the writer's CPU per batch while a 54 KB answer streams at a model's pace (one chunk a batch).
 
 An in-process engine streams a realistic mix (message and thought chunks, tool cards with
 output, step ends) as fast as it can; the channel serializes each update as a front door would.
@@ -184,6 +185,28 @@ def multi_step(home: Path, reads: int) -> tuple[float, float]:
     return traced / (reads + 1), db_bytes(db) / len(answer)
 
 
+def paced_answer(home: Path, chunks: int) -> float:
+    """A long answer streamed at a model's pace, one chunk per writer batch (as the store sees
+    a reply whose chunks arrive further apart than its 5 ms batching): the writer thread's CPU
+    per batch, in microseconds, through a `Writer` on a real database file."""
+    from server.sessions.schema import connect
+    from server.sessions.writer import Writer
+
+    path = home / "paced.db"
+    Store(path).close()
+    conn = connect(path)
+    writer = Writer(conn)
+    writer.apply([("session", "s", str(home), "native", {}, 0.0)])
+    writer.apply([("turn", "s", "t", "go", "go", "bench", 0.0, 0)])
+    started = time.process_time()
+    for seq in range(1, chunks + 1):
+        chunk = {"kind": "agent_message_chunk", "text": f"word{seq:05d} and more "}
+        writer.apply([("update", "s", "t", seq, 0.0, chunk)])
+    elapsed = time.process_time() - started
+    conn.close()
+    return elapsed / chunks * 1_000_000
+
+
 def run(size: str = "full") -> dict[str, float]:
     turns, per_turn, short = SIZES[size]
     total = turns * per_turn
@@ -199,6 +222,7 @@ def run(size: str = "full") -> dict[str, float]:
         short_steps, long_steps = (5, 20) if size == "tiny" else (50, 400)
         short_turn = anyio.run(long_turn, home, short_steps)
         long_turn_ms = anyio.run(long_turn, home, long_steps)
+        paced = paced_answer(home, 300 if size == "tiny" else 3000)
     return {
         "events_per_s_store_off": total / off,
         "events_per_s_store_on": total / on,
@@ -209,6 +233,7 @@ def run(size: str = "full") -> dict[str, float]:
         "db_bytes_per_answer_byte": per_answer_byte,
         f"ms_per_step_{short_steps}_step_turn": short_turn,
         f"ms_per_step_{long_steps}_step_turn": long_turn_ms,
+        "writer_us_per_batch_paced_answer": paced,
     }
 
 
