@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from server import background
 from server.aio import run_to_end
 from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
@@ -56,6 +57,7 @@ def create(settings: ProviderSettings) -> Provider:
     import ssl
 
     import httpx2
+    background.ready("openai")  # a prefetch may be importing it
     import openai
 
     name = settings.provider or "openai"
