@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 
-from server import background
 from server.aio import run_to_end
 from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
@@ -57,7 +56,6 @@ def create(settings: ProviderSettings) -> Provider:
     import ssl
 
     import httpx2
-    background.ready("openai")  # a prefetch may be importing it
     import openai
 
     name = settings.provider or "openai"
