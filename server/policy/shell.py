@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 
-from server.policy.bash_grammar import import_bashlex
-
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
 RUNS_TEXT = {"eval", "source", ".", "exec"}
 SUBCOMMAND = re.compile(r"[A-Za-z][\w:+-]*")
@@ -57,15 +55,16 @@ _warming = threading.Lock()
 
 
 def warm() -> None:
-    """Import bashlex in a background thread, once: it reads and checks its grammar when
-    imported (~15 ms of CPU with its tables kept, see `bash_grammar`; ~0.1 s when it builds
-    them), which would otherwise hold up the first command's decision. Called while a
+    """Import bashlex in a background thread, once: it checks its whole grammar when imported
+    (~0.1 s of CPU), which would otherwise hold up the first command's decision. Called while a
     model call is under way, when the process mostly waits."""
     if "bashlex" in sys.modules or not _warming.acquire(blocking=False):
         return
-    threading.Thread(target=import_bashlex, name="agentls-bashlex", daemon=True).start()
+    threading.Thread(target=_import_bashlex, name="agentls-bashlex", daemon=True).start()
 
 
+def _import_bashlex() -> None:
+    import bashlex  # noqa: F401
 
 
 @lru_cache(maxsize=512)
@@ -73,7 +72,6 @@ def parse(command: str) -> ParsedCommand | None:
     """The command line's parts; None when bashlex cannot parse it. Cached: one call is
     judged by several policies, and agents run the same commands again and again (bashlex
     takes about a millisecond per line); the result is shared, so it is never changed."""
-    import_bashlex()
     import bashlex
     import bashlex.errors
 
