@@ -150,18 +150,6 @@ def test_the_overrides_name_a_driver_added_between_calls(tmp_path, env, repo):
     assert pairs["filter.late.clean"] == ""
 
 
-def test_an_environment_that_redirects_git_lists_every_time(tmp_path, env, repo):
-    kept = ConfigListings(racy_ns=0)
-    other = tmp_path / "other.gitconfig"
-    redirected = env | {"GIT_CONFIG_GLOBAL": str(other)}
-    kept.keys(repo, redirected, keep=False)
-    other.write_text('[filter "late"]\n\tclean = false\n')
-    assert "filter.late.clean" in kept.keys(repo, redirected, keep=False)
-    assert listings(tmp_path) == 2
-    listed = safe_env(repo, {"PATH": env["PATH"], "GIT_CONFIG_GLOBAL": str(other)})
-    assert "filter.late.clean" in listed.values()
-
-
 def test_parse_listing(tmp_path):
     raw = (
         b"file:/home/u/.gitconfig\0user.name\nA\nB\0"

@@ -91,7 +91,9 @@ class GitInput(ToolInput):
                 raise ValueError(f"option {arg} is not allowed with the git tool")
         for arg in _split(args[1:])[0]:
             if "%G" in arg:
-                raise ValueError(f"{arg}: signature placeholders (%G…) run gpg and are not allowed")
+                raise ValueError(
+                    f"{arg}: signature placeholders (%G…) run gpg and are not allowed"
+                )
         return args
 
     @property

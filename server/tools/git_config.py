@@ -131,13 +131,9 @@ class ConfigListings:
     )
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def keys(self, cwd: Path, env: dict[str, str], *, keep: bool = True) -> list[str]:
+    def keys(self, cwd: Path, env: dict[str, str]) -> list[str]:
         """Every key of the config git would read in `cwd` (includes followed). Runs nothing
-        but git itself. `keep=False` when `env` may point git at other files (GIT_DIR,
-        GIT_CONFIG_GLOBAL, ...): such a listing is neither kept nor taken from what is kept."""
-        if not keep:
-            listing = _list(cwd, env, (repository(cwd) or (cwd, []))[0])
-            return listing.keys if listing else []
+        but git itself."""
         slot = (str(cwd), env.get("HOME", ""), env.get("XDG_CONFIG_HOME", ""), env.get("PATH", ""))
         found = repository(cwd)
         top, own = found if found else (cwd, [])

@@ -84,8 +84,7 @@ def overrides(keys: list[str]) -> dict[str, str]:
 def safe_env(cwd: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a git call that must run no repository program."""
     env = base_env(extra)
-    redirected = any(k.upper().startswith("GIT_") for k in extra or {})
-    found = overrides(LISTINGS.keys(cwd, env, keep=not redirected))
+    found = overrides(LISTINGS.keys(cwd, env))
     env["GIT_CONFIG_COUNT"] = str(len(found))
     for i, (key, value) in enumerate(found.items()):
         env[f"GIT_CONFIG_KEY_{i}"] = key

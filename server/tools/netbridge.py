@@ -15,14 +15,7 @@ import subprocess
 import sys
 import threading
 
-PROXY_VARIABLES = (
-    "http_proxy",
-    "https_proxy",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "all_proxy",
-)
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")
 NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
 
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from server.skills import SkillCatalog
     from server.turn import SessionSearch
 
-
 def builtin_tools(
     *,
     jobs: BackgroundJobs | None = None,

@@ -269,9 +269,7 @@ def seatbelt_profile(sandbox: Sandbox, *, git_writable: bool = False) -> str:
                 rules.append(f'(deny file-write* (subpath "{_quoted(path)}"))')
     if not sandbox.settings.network:
         rules.append("(deny network*)")
-        rules.append(
-            '(allow network* (remote unix-socket (path-literal "/private/var/run/syslog")))'
-        )
+        rules.append('(allow network* (remote unix-socket (path-literal "/private/var/run/syslog")))')
     return "\n".join(rules)
 
 

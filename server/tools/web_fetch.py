@@ -72,6 +72,8 @@ def config_timeout(value: Any) -> float:
     return duration(value, key="webFetch.timeout", default=DEFAULT_TIMEOUT, ceiling=MAX_TIMEOUT)
 
 
+
+
 @dataclass
 class Page:
     url: str
