@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from server.testing.fake_llm import Reply
-from server.tools.git_config import RACY_NS
-from tests.agent_client import open_session, prompt
 from tests.test_streamjson_pipe import frames, run, stream, user
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the canary is a POSIX shell script")
@@ -122,47 +117,3 @@ def test_read_only_git_calls_run_no_repository_program(tmp_path, workspace, host
     refused = any("%G" in a or a == "--show-signature" for a in args)
     assert bool(results[0].get("is_error")) == refused, results[0]
     assert not hostile_repo.exists(), hostile_repo.read_text()
-
-
-def settle(folder: Path) -> None:
-    """Wait until no file under `folder` changed within the racy window, so the config listing
-    made next is one agentls keeps."""
-    newest = max(os.stat(p).st_ctime_ns for p in [folder, *folder.rglob("*")])
-    while time.time_ns() - newest <= RACY_NS:
-        time.sleep(0.1)
-
-
-async def test_a_driver_added_between_turns_is_overridden(
-    tmp_path, workspace, hostile_repo, fake_llm, monkeypatch
-):
-    """The listing is kept from turn to turn while the config stays as it was; a filter driver
-    the config gains later (with attributes that send a tracked file through it) is overridden
-    on the next turn all the same."""
-    bin_dir, log = tmp_path / "bin", tmp_path / "git.log"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-
-    def listings() -> int:
-        return sum(line.startswith("config --list") for line in log.read_text().splitlines())
-
-    fake_llm.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
-    client, session_id = await open_session(tmp_path, workspace, fake_llm)
-    try:
-        settle(workspace)
-        for text in ("one", "two"):
-            result = await client.call("session/prompt", prompt(session_id, text))
-            assert result["terminal"] == "completed", result
-        assert listings() == 1, log.read_text()
-        with (workspace / ".git" / "config").open("a") as config:
-            config.write(f'[filter "late"]\n\tclean = {tmp_path / "canary.sh"}\n')
-        (workspace / ".gitattributes").write_text("* filter=late\n")
-        (workspace / "a.txt").write_text("HELLO\n")  # the committed size: status compares content
-        result = await client.call("session/prompt", prompt(session_id, "three"))
-        assert result["terminal"] == "completed", result
-    finally:
-        await client.close()
-    assert not hostile_repo.exists(), hostile_repo.read_text()
-    assert listings() == 2

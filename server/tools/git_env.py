@@ -6,7 +6,7 @@ compares content, gpg on signed commits, a pager, ssh, credential helpers. For a
 status line and the git tool's read-only calls, every such key is overridden at command-line
 scope (which outranks every config file, included ones too): a fixed list, plus the per-driver
 keys (`filter.<x>.*`, `diff.<x>.*`, `gpg.<x>.program`) found by listing the config, which runs
-nothing (`git_config`: listed again only when a file the config comes from has changed). The overrides travel as GIT_CONFIG_COUNT/KEY/VALUE, so any driver name is passed
+nothing. The overrides travel as GIT_CONFIG_COUNT/KEY/VALUE, so any driver name is passed
 exactly, and reach the git processes git itself starts. The environment drops every GIT_*
 variable from outside.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
-
-from .git_config import LISTINGS
 
 FIXED = {
     "core.fsmonitor": "false",
@@ -62,6 +62,7 @@ SET = {
     "GIT_SEQUENCE_EDITOR": ":",
     "GIT_OPTIONAL_LOCKS": "0",
 }
+LIST_TIMEOUT_S = 5
 
 
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -70,6 +71,25 @@ def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         k: v for k, v in os.environ.items() if not k.upper().startswith("GIT_") and k not in DROPPED
     }
     return {**env, **(extra or {}), **SET}
+
+
+def config_keys(cwd: Path, env: dict[str, str]) -> list[str]:
+    """Every key of the config git would read in `cwd` (includes followed). Runs nothing."""
+    git = shutil.which("git")
+    if git is None:
+        return []
+    try:
+        listed = subprocess.run(
+            [git, "config", "--list", "--name-only", "-z"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=LIST_TIMEOUT_S,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [k for k in listed.decode("utf-8", "replace").split("\0") if k]
 
 
 def overrides(keys: list[str]) -> dict[str, str]:
@@ -84,7 +104,7 @@ def overrides(keys: list[str]) -> dict[str, str]:
 def safe_env(cwd: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a git call that must run no repository program."""
     env = base_env(extra)
-    found = overrides(LISTINGS.keys(cwd, env))
+    found = overrides(config_keys(cwd, env))
     env["GIT_CONFIG_COUNT"] = str(len(found))
     for i, (key, value) in enumerate(found.items()):
         env[f"GIT_CONFIG_KEY_{i}"] = key
