@@ -1,12 +1,13 @@
 """Applying queued writes to the session database, in the store's writer thread.
 
 One transaction per batch. Consecutive message (or thought) chunks of a turn merge into one
-journal entry, indexed for search once it is complete, and into one `chunks` trace row per batch (`ChunkRow`; `Store.trace` gives them back as the
-`update` rows they stand for, each with its seq and time). While the reply streams, its journal
-entry is rewritten only when its text has doubled since the last write (rewriting it with each
-batch made a long answer's cost grow with its square); the trace holds every chunk, so a turn
-its server never finished gets its entry back whole from there (`op_abort`). A `stream_retry` removes what the
-failed model call streamed (its text, thoughts and tool calls, and those calls' failures), as
+journal entry, indexed for search once it is complete, and into one `chunks` trace row per
+batch (`ChunkRow`; `Store.trace` gives them back as the `update` rows they stand for, each with
+its seq and time). While the reply streams, its journal entry is rewritten only when its text
+has doubled since the last write (rewriting it with each batch made a long answer's cost grow
+with its square); the trace holds every chunk, so a turn its server never finished gets its
+entry back whole from there (`op_abort`). A `stream_retry` removes what the failed model call
+streamed (its text, thoughts and tool calls, and those calls' failures), as
 clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has
 ended are dropped.
 """
@@ -72,7 +73,6 @@ class Run:
 
     row: int
     kind: str
-    seq: int | None
     texts: list[str] = field(default_factory=list)
     size: int = 0
     written: int = 0
@@ -343,7 +343,7 @@ class Writer:
             if run is None:
                 entry = {"kind": kind, "text": text}
                 row = self._insert(sid, tid, ts, entry, open_run=True, seq=seq)
-                run = self.runs[tid] = Run(row, kind, seq, written=len(text))
+                run = self.runs[tid] = Run(row, kind, written=len(text))
             run.add(text)
         else:
             wire = update if isinstance(update, dict) else update.to_wire()
