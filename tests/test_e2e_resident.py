@@ -397,6 +397,24 @@ async def test_bridges_started_together_share_one_resident_server(
         assert len(resident_pids(run_dir)) == 1
 
 
+@pytest.mark.xfail(strict=True, reason="SIGUSR1 ends a resident server (the default action)")
+@pytest.mark.timeout(WAIT_S * 2)
+async def test_sigusr1_writes_a_resident_servers_stacks_to_its_log_and_it_goes_on(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    """What a stuck resident server waits on, as `agentls serve` says it (`kill -USR1`)."""
+    workspace, env = home(tmp_path, "user", run_dir, AGENTLS_PROVIDER="scripted")
+    async with bridged(env) as client:
+        await new_session(client, workspace)
+        [pid] = resident_pids(run_dir)
+        os.kill(pid, signal.SIGUSR1)
+        [log] = (run_dir / "agentls").glob("*.log")
+        await wait_until(lambda: "-- <Task" in log.read_text(), "stacks in the server's log")
+        await new_session(client, workspace)
+        assert resident_pids(run_dir) == [pid]
+    assert "Current thread" in log.read_text()
+
+
 async def test_an_idle_resident_server_exits_by_itself(tmp_path: Path, run_dir: Path) -> None:
     env = server_env(tmp_path, XDG_RUNTIME_DIR=str(run_dir), AGENTLS_PROVIDER="scripted")
     path = run_dir / "idle.sock"
