@@ -334,13 +334,15 @@ def serve_listening(args: argparse.Namespace) -> int:
         return 1
     setup_logging("serve")
     private = not args.listen or (address.path is not None and address.path.parent == runtime_dir())
-    return run_listen(
-        address,
-        connection_services(base),
-        token=token,
-        idle_timeout=args.idle_timeout,
-        private_dir=private,
-        print_door=print_runs(base),
+    return on_signals(
+        lambda: run_listen(
+            address,
+            connection_services(base),
+            token=token,
+            idle_timeout=args.idle_timeout,
+            private_dir=private,
+            print_door=print_runs(base),
+        )
     )
 
 

@@ -397,8 +397,6 @@ async def test_bridges_started_together_share_one_resident_server(
         assert len(resident_pids(run_dir)) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="SIGUSR1 ends a resident server (the default action)")
-@pytest.mark.timeout(WAIT_S * 2)
 async def test_sigusr1_writes_a_resident_servers_stacks_to_its_log_and_it_goes_on(
     tmp_path: Path, run_dir: Path
 ) -> None:
