@@ -3,7 +3,9 @@
 - turn overhead: a 20-step task (read / grep / edit / bash) on a small repo; wall and server
   CPU per step, minus the time spent inside the tools (measured from the tool events): the
   first turn of a new server (which pays for what is loaded on first use), then the same task
-  again in a new session of the same server (`warm_*`, the steady state).
+  again in a new session of the same server (`warm_*`, the steady state); and the same again
+  with the workspace a committed git repository (`repo_*`), where each step that may have
+  changed the workspace reads `git status` again before the next model call.
 - memory: RSS idle, after one session, and per additional idle session.
 """
 
@@ -13,6 +15,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -67,9 +70,19 @@ def twenty_steps() -> list[dict]:
     return [*steps, {"text": "All twenty steps done."}]
 
 
-async def one_turn(home: Path, runs: int) -> dict[str, float]:
-    ws = home / "ws"
+def commit_repo(root: Path) -> None:
+    """`root` as a git repository with everything committed."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@b",
+                                                 "commit", "-qm", "start"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+async def one_turn(home: Path, runs: int, *, repo: bool = False) -> dict[str, float]:
+    ws = home / ("repo" if repo else "ws")
     make_repo(ws)
+    if repo:
+        commit_repo(ws)
     script = home / "script.json"
     script.write_text(json.dumps(twenty_steps()))
     env = bench_env(
@@ -88,7 +101,8 @@ async def one_turn(home: Path, runs: int) -> dict[str, float]:
             for key, value in (await timed_turn(conn, ws)).items():
                 figures[key].append(value)
         await conn.close()
-    return {
+    prefix = "repo_" if repo else ""
+    figures = {
         "turn_wall_per_step_ms": statistics.median(first["wall"]) * 1000,
         "turn_cpu_per_step_ms": statistics.median(first["cpu"]) * 1000,
         "turn_overhead_per_step_ms": statistics.median(first["overhead"]) * 1000,
@@ -96,6 +110,7 @@ async def one_turn(home: Path, runs: int) -> dict[str, float]:
         "warm_turn_cpu_per_step_ms": statistics.median(warm["cpu"]) * 1000,
         "warm_turn_overhead_per_step_ms": statistics.median(warm["overhead"]) * 1000,
     }
+    return {prefix + key: value for key, value in figures.items()}
 
 
 async def timed_turn(conn: Connection, ws: Path) -> dict[str, float]:
@@ -148,5 +163,6 @@ def run(size: str = "full") -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         figures = asyncio.run(one_turn(home, runs))
+        figures |= asyncio.run(one_turn(home, runs, repo=True))
         figures |= asyncio.run(memory(home, sessions))
     return figures

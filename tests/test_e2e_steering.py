@@ -8,10 +8,13 @@ import asyncio
 import os
 import subprocess
 
+import pytest
+
 from server.agent.context import UNKNOWN, GitState, git_state
 from server.providers.messages import is_turn_context
 from server.providers.scripted import ScriptedReply
 from server.testing.fake_llm import FakeToolCall, Reply
+from server.tools.git_env import run_bounded
 from tests.agent_client import open_session, prompt
 from tests.test_e2e_subagents import Harness, results
 
@@ -165,8 +168,10 @@ async def test_git_status_runs_again_only_after_a_step_that_may_change_the_works
 
     def reply(request):
         done = len(results(request))
-        return ScriptedReply(tool_calls=[steps[done]]) if done < len(steps) else ScriptedReply(
-            text="done"
+        return (
+            ScriptedReply(tool_calls=[steps[done]])
+            if done < len(steps)
+            else ScriptedReply(text="done")
         )
 
     h = Harness(tmp_path, reply)
@@ -206,6 +211,16 @@ def test_git_state_descriptions(tmp_path):
     assert UNKNOWN.describe() == "status unknown"
     git(tmp_path, "init", "-q", "-b", "trunk")
     assert git_state(tmp_path) == GitState("trunk", "(no commits)", 0)
+
+
+def test_a_bounded_git_run_gives_its_output_and_is_killed_at_its_deadline(tmp_path):
+    env = dict(os.environ)
+    done = run_bounded(
+        ["sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path, env=env, timeout_s=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (3, b"out\n", b"err\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_bounded(["sleep", "600"], cwd=tmp_path, env=env, timeout_s=0.2)
 
 
 async def test_a_steer_with_a_selection_gives_it_as_context(tmp_path, workspace, fake_llm):

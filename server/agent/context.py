@@ -23,7 +23,7 @@ from server.agent.state import AgentSession
 from server.providers import images
 from server.providers.messages import CONTEXT_TAG, Message, ModelRequest, TextPart
 from server.skills import ACTIVE_KEY, summary_lines
-from server.tools.git_env import safe_env
+from server.tools.git_env import run_bounded, safe_env
 from server.turn import TurnSink
 
 SYSTEM_PROMPT = """\
@@ -61,6 +61,7 @@ class GitState:
 
 
 UNKNOWN = GitState("", "", None)
+GIT_TIMEOUT_S = 5
 
 
 def git_state(cwd: Path) -> GitState | None:
@@ -71,16 +72,13 @@ def git_state(cwd: Path) -> GitState | None:
     env = safe_env(cwd)
 
     def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "--no-pager", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout
+        argv = ["git", "--no-pager", *args]
+        done = run_bounded(argv, cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S)
+        if done.returncode:
+            raise subprocess.CalledProcessError(
+                done.returncode, argv, done.stdout, done.stderr.decode("utf-8", "replace")
+            )
+        return done.stdout.decode("utf-8", "replace")
 
     try:
         out = git("status", "--porcelain=v2", "--branch")
