@@ -221,9 +221,34 @@ export function panelFrame(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 }
 
-/** Opens the agentls chat from the activity bar; with `ready`, waits for its session (the mode label). */
+/**
+ * Opens the agentls chat from the activity bar, as a user does, unless it is open already (a
+ * click on an open view's icon closes it); with `ready`, waits for its session (the mode label).
+ */
 export async function openChat(page: Page, { ready = true } = {}): Promise<FrameLocator> {
+  const icon = page.locator(".activitybar .action-item a[aria-label^='agentls']");
+  await icon.waitFor();
+  if (!(await chatShown(page))) await icon.click();
+  return chatReady(page, ready);
+}
+
+/**
+ * Closes the agentls chat with its activity bar icon and waits until it is closed: a window
+ * reloaded with the chat open reopens it by itself, at a moment of its own choosing.
+ */
+export async function closeChat(page: Page): Promise<void> {
+  assert.ok(await chatShown(page), "the agentls chat is open");
   await page.locator(".activitybar .action-item a[aria-label^='agentls']").click();
+  await page.locator(SHOWN).waitFor({ state: "detached" });
+}
+
+const SHOWN = ".activitybar .action-item.checked a[aria-label^='agentls']";
+
+async function chatShown(page: Page): Promise<boolean> {
+  return (await page.locator(SHOWN).count()) > 0;
+}
+
+async function chatReady(page: Page, ready: boolean): Promise<FrameLocator> {
   const panel = panelFrame(page);
   if (ready) await panel.locator("#status").getByText("default mode").waitFor();
   return panel;

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeWorkbench, EDITORS, extensionLogs, openChat, openWorkbench, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
+import { closeChat, closeWorkbench, EDITORS, extensionLogs, openChat, openWorkbench, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-connect");
@@ -35,6 +35,7 @@ function residents(): number[] {
 
 before(async () => {
   box = sandbox(SCRIPT);
+  box.env.AGENTLS_LOG = "debug"; // every frame the resident server reads, in its log
   const runtime = join(box.root, "run");
   mkdirSync(runtime, { mode: 0o700 });
   box.env.XDG_RUNTIME_DIR = runtime;
@@ -56,12 +57,18 @@ after(async () => {
   await closeWorkbench(wb, box, ARTIFACTS);
 });
 
-/** What the resident server and the extension wrote, for a failure's message. */
-function diagnostics(): string {
+/** What the resident server and the extension wrote, for a failure's message; the resident
+ * server first writes its threads' and tasks' stacks (SIGUSR1) to its log. */
+async function diagnostics(): Promise<string> {
   const runtime = join(box.root, "run", "agentls");
-  const resident = existsSync(runtime) ? readdirSync(runtime).filter((f) => f.endsWith(".log")).map((f) => readFileSync(join(runtime, f), "utf8")) : [];
+  const logs = () => (existsSync(runtime) ? readdirSync(runtime).filter((f) => f.endsWith(".log")).map((f) => readFileSync(join(runtime, f), "utf8")) : []);
+  const pids = residents();
+  for (const pid of pids) process.kill(pid, "SIGUSR1");
+  const dumped = () => pids.every((pid) => logs().some((t) => t.includes(`stacks of process ${pid}`)));
+  for (let waited = 0; !dumped() && waited < 20_000; waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
+  const resident = logs();
   const output = extensionLogs(box).map((f) => readFileSync(f, "utf8"));
-  const tail = (text: string) => text.split("\n").slice(-40).join("\n");
+  const tail = (text: string) => text.split("\n").slice(-120).map((line) => line.slice(0, 400)).join("\n");
   return [`processes: ${residents().join(", ") || "no resident server"}`, ...resident.map((t) => `resident server log:\n${tail(t)}`), ...output.map((t) => `extension output:\n${tail(t)}`)].join("\n");
 }
 
@@ -70,7 +77,12 @@ test("with agentls.server.connect the panel's turns run on a resident server", a
     await turnsOnAResidentServer();
   } catch (error) {
     // The resident server runs outside code-server: without its log a failure says little.
-    if (error instanceof Error) error.message += `\n${diagnostics()}`;
+    // The reporter prints the stack, which holds the message as it was when thrown.
+    if (error instanceof Error) {
+      const more = `\n${await diagnostics()}`;
+      error.message += more;
+      error.stack = `${error.stack ?? ""}${more}`;
+    }
     throw error;
   }
 });
@@ -83,6 +95,7 @@ async function turnsOnAResidentServer(): Promise<void> {
   assert.ok(resident, "a resident server runs");
   assert.deepEqual(more, [], "one resident server");
 
+  await closeChat(page);
   await page.reload();
   await page.locator(".monaco-workbench").waitFor();
   panel = await openChat(page);
