@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from server import background
 from server.aio import run_to_end
 from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
@@ -52,6 +53,7 @@ _STOP: dict[str, Any] = {
 
 
 def create(settings: ProviderSettings) -> Provider:
+    background.ready("anthropic")  # a prefetch may be importing it, and httpx2 with it
     import anthropic
     import httpx2
 

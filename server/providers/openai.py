@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from server import background
 from server.aio import run_to_end
 from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
@@ -55,6 +56,7 @@ _PASS_THROUGH = {"stop": "stop", "seed": "seed", "reasoningEffort": "reasoning_e
 def create(settings: ProviderSettings) -> Provider:
     import ssl
 
+    background.ready("openai")  # a prefetch may be importing it, and httpx2 with it
     import httpx2
     import openai
 

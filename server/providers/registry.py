@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from server import gcpause
+from server import background, gcpause
 from server.providers import local_model
 from server.providers.base import Provider, ProviderSettings
 
@@ -217,16 +217,7 @@ def prefetch(settings: ProviderSettings) -> None:
     does not wait for it (the user is still typing)."""
     sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
     if sdk and sdk not in sys.modules:
-        threading.Thread(target=_import_quietly, args=(sdk,), daemon=True).start()
-
-
-def _import_quietly(name: str) -> None:
-    try:
-        importlib.import_module(name)
-    except Exception:  # the real import on first use reports the problem
-        pass
-    finally:
-        gcpause.resume()
+        background.start(sdk, then=gcpause.resume)
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ProviderSettings, Provider]]
