@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { closeChat, closeWorkbench, EDITORS, extensionLogs, openChat, openWorkbench, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
+import { closeWorkbench, EDITORS, extensionLogs, openChat, openWorkbench, restoredChat, sandbox, sendPrompt, type Sandbox, type Workbench } from "./codeserver";
 
 const VSIX = process.env.AGENTLS_VSIX ?? join(EDITORS, "vscode", "dist", "agentls.vsix");
 const ARTIFACTS = join(EDITORS, "vscode", "out", "e2e-connect");
@@ -95,9 +95,8 @@ async function turnsOnAResidentServer(): Promise<void> {
   assert.ok(resident, "a resident server runs");
   assert.deepEqual(more, [], "one resident server");
 
-  await closeChat(page);
   await page.reload();
   await page.locator(".monaco-workbench").waitFor();
-  panel = await openChat(page);
+  panel = await restoredChat(page);
   assert.deepEqual(residents(), [resident], "the reloaded window attached to the same server");
 }
