@@ -296,8 +296,10 @@ export interface ModelRequest {
 
 export interface RecordingModel {
   baseUrl: string;
-  /** Every request the model got so far, in order. */
+  /** Every request the model got so far, in order (each reaches this process a little after the model answered it). */
   requests: ModelRequest[];
+  /** The first request `pick` accepts, once this process has seen it (two minutes at most). */
+  request(pick: (request: ModelRequest) => boolean, what: string): Promise<ModelRequest>;
   stop(): void;
 }
 
@@ -319,7 +321,15 @@ export async function recordingModel({ apiKey }: { apiKey?: string } = {}): Prom
     });
     child.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
   });
-  return { baseUrl, requests, stop: () => void child.kill() };
+  const request = async (pick: (request: ModelRequest) => boolean, what: string) => {
+    for (let waited = 0; waited < 120_000; waited += 100) {
+      const hit = requests.find(pick);
+      if (hit) return hit;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`the model got no request ${what}; it got ${requests.length}`);
+  };
+  return { baseUrl, requests, request, stop: () => void child.kill() };
 }
 
 /** Processes below `root` (Linux /proc), for finding the server the extension spawned. */

@@ -30,12 +30,7 @@ function textOf(value: unknown): string {
 
 /** The text of the first model request that holds `marker` (the prompt's own words). */
 async function sentToModel(marker: string): Promise<string> {
-  for (let i = 0; i < 1200; i++) {
-    const hit = model!.requests.map((r) => textOf(r.body)).find((t) => t.includes(marker));
-    if (hit) return hit;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no model request holds ${JSON.stringify(marker)}; got ${model!.requests.length} requests`);
+  return textOf((await model!.request((r) => textOf(r.body).includes(marker), `holding ${JSON.stringify(marker)}`)).body);
 }
 
 before(async () => {
