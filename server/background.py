@@ -15,6 +15,7 @@ import importlib
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 READY_WAIT_S = 120.0
@@ -49,11 +50,13 @@ def start(
 
 
 def ready(name: str, timeout: float = READY_WAIT_S) -> None:
-    """Wait until a background import of `name`, if one was queued, has ended."""
+    """Wait until every background import queued so far has ended, not only `name`'s: the
+    modules of one (an SDK's HTTP client, pydantic) are often the modules of another."""
     with _lock:
-        done = _pending.get(name)
-    if done is not None:
-        done.wait(timeout)
+        queued = list(_pending.values())
+    deadline = time.monotonic() + timeout
+    for done in queued:
+        done.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _work() -> None:

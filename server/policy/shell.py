@@ -15,7 +15,6 @@ from pathlib import PurePath
 from typing import Any
 
 from server import background
-from server.policy.bash_grammar import import_bashlex
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
 RUNS_TEXT = {"eval", "source", ".", "exec"}
@@ -53,12 +52,12 @@ class ParsedCommand:
 
 
 def warm() -> None:
-    """Import bashlex on the background import thread (`server.background`), once: it reads
-    and checks its grammar when imported (~15 ms of CPU with its tables kept, see
-    `bash_grammar`; ~0.1 s when it builds them), which would otherwise hold up the first
-    command's decision. Called while a model call is under way, when the process mostly
-    waits."""
-    background.start("bashlex", import_bashlex)
+    """Import bashlex on the background import thread (`server.background`), once: it builds
+    and checks its grammar's tables when imported (~0.1 s of CPU), which would otherwise hold
+    up the first command's decision. Called while a model call is under way, when the process
+    mostly waits. The tables are built, never read from a file: a file anything could rewrite
+    would decide which commands an allow rule covers."""
+    background.start("bashlex")
 
 
 @lru_cache(maxsize=512)
@@ -67,7 +66,6 @@ def parse(command: str) -> ParsedCommand | None:
     judged by several policies, and agents run the same commands again and again (bashlex
     takes about a millisecond per line); the result is shared, so it is never changed."""
     background.ready("bashlex")
-    import_bashlex()
     import bashlex
     import bashlex.errors
 
