@@ -12,19 +12,20 @@ itself first waits for it (`ready`), then imports afresh.
 from __future__ import annotations
 
 import importlib
+import logging
 import queue
 import sys
 import threading
 import time
 from collections.abc import Callable
 
+log = logging.getLogger(__name__)
+
 READY_WAIT_S = 120.0
 
 _lock = threading.Lock()
-_pending: dict[str, threading.Event] = {}
-_jobs: queue.SimpleQueue[tuple[str, Callable[[], object], Callable[[], None] | None]] = (
-    queue.SimpleQueue()
-)
+_pending: dict[str, tuple[threading.Event, list[Callable[[], None]]]] = {}
+_jobs: queue.SimpleQueue[tuple[str, Callable[[], object]]] = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 
 
@@ -35,38 +36,51 @@ def start(
     then: Callable[[], None] | None = None,
 ) -> None:
     """Import `name` (by `load`, or by importing it) on the background thread, unless it is
-    imported or queued already; `then` runs after, whether the import worked or not."""
+    imported or queued already; `then` runs after, whether the import worked or not (at once
+    when `name` is imported already)."""
     global _worker
     with _lock:
-        if name in sys.modules or name in _pending:
-            if then is not None and name in sys.modules and name not in _pending:
-                then()
+        queued = _pending.get(name)
+        if queued is not None:
+            if then is not None:
+                queued[1].append(then)
             return
-        _pending[name] = threading.Event()
-        _jobs.put((name, load or (lambda: importlib.import_module(name)), then))
-        if _worker is None:
-            _worker = threading.Thread(target=_work, name="agentls-imports", daemon=True)
-            _worker.start()
+        if name not in sys.modules:
+            _pending[name] = (threading.Event(), [then] if then else [])
+            _jobs.put((name, load or (lambda: importlib.import_module(name))))
+            if _worker is None or not _worker.is_alive():
+                _worker = threading.Thread(target=_work, name="agentls-imports", daemon=True)
+                _worker.start()
+            return
+    if then is not None:
+        then()
 
 
 def ready(name: str, timeout: float = READY_WAIT_S) -> None:
     """Wait until every background import queued so far has ended, not only `name`'s: the
     modules of one (an SDK's HTTP client, pydantic) are often the modules of another."""
     with _lock:
-        queued = list(_pending.values())
+        queued = [(other, done) for other, (done, _) in _pending.items()]
     deadline = time.monotonic() + timeout
-    for done in queued:
-        done.wait(max(0.0, deadline - time.monotonic()))
+    for other, done in queued:
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            log.warning("stopped waiting for the background import of %s (for %s)", other, name)
+            return
 
 
 def _work() -> None:
     while True:
-        name, load, then = _jobs.get()
+        name, load = _jobs.get()
         try:
             load()
-        except Exception:  # the import on first use reports the problem
+        except BaseException:  # SystemExit too: the import on first use reports the problem
             pass
         finally:
-            if then is not None:
-                then()
-            _pending[name].set()
+            with _lock:
+                done, thens = _pending.pop(name)
+            for then in thens:
+                try:
+                    then()
+                except Exception:
+                    log.exception("after the background import of %s", name)
+            done.set()
