@@ -53,6 +53,35 @@ async def warm_turns(home: Path, fake: FakeModelServer, runs: int) -> list[float
     return times
 
 
+async def first_turn_after_typing(home: Path, fake: FakeModelServer, pause_s: float) -> float:
+    """A new session's first turn (one model call, Anthropic wire) sent `pause_s` after
+    `session/new`, as when the user types it: prompt -> `completed`. What was started in the
+    background when the session was made (the SDK's import, the shell parser's) is done by then
+    and must not hold the turn up."""
+    ws = home / "ws-typed"
+    ws.mkdir(exist_ok=True)
+    env = bench_env(
+        home,
+        AGENTLS_PROVIDER="anthropic",
+        AGENTLS_MODEL="claude-sonnet-4-6",
+        ANTHROPIC_API_KEY="bench",
+        AGENTLS_BASE_URL=fake.base_url,
+    )
+    conn = await Connection.spawn(env)
+    await conn.initialize()
+    session = (await conn.call("session/new", {"cwd": str(ws)}))["sessionId"]
+    await asyncio.sleep(pause_s)
+    fake.script(Reply(text="Hello."))
+    started = time.perf_counter()
+    result = await conn.call(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+    )
+    elapsed = time.perf_counter() - started
+    assert result["terminal"] == "completed", result
+    await conn.close()
+    return elapsed
+
+
 def import_time() -> float:
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import server.cli, server.frontends.jsonrpc"],
@@ -113,6 +142,8 @@ def run(size: str = "full") -> dict[str, float]:
         colds = [asyncio.run(cold_start(home)) for _ in range(repeats)]
         streams = [asyncio.run(streamjson_start(home)) for _ in range(repeats)]
         warm = asyncio.run(warm_turns(home, fake, repeats * 4))
+        pause = 0.1 if size == "tiny" else 3.0
+        typed = [asyncio.run(first_turn_after_typing(home, fake, pause)) for _ in range(repeats)]
     return {
         "cold_start_initialize_s": statistics.median(colds),
         "streamjson_start_to_init_s": statistics.median(s[0] for s in streams),
@@ -121,4 +152,5 @@ def run(size: str = "full") -> dict[str, float]:
         "serve_import_s": statistics.median(import_time() for _ in range(3)),
         "warm_two_step_turn_ms": statistics.median(warm) * 1000,
         "warm_two_step_turn_p90_ms": sorted(warm)[int(len(warm) * 0.9) - 1] * 1000,
+        "first_turn_after_typing_ms": statistics.median(typed) * 1000,
     }

@@ -57,10 +57,16 @@ def start(
 
 
 def ready(name: str, timeout: float = READY_WAIT_S) -> None:
-    """Wait until every background import queued so far has ended, not only `name`'s: the
-    modules of one (an SDK's HTTP client, pydantic) are often the modules of another."""
+    """Wait until `name`'s background import has ended, and every one queued before it (they
+    run in order): the modules of one (an SDK's HTTP client, pydantic) are often the modules of
+    another. When `name` is not queued, wait for every import queued so far. Imports queued
+    after `name` (the shell parser's, queued before a model call) do not hold up its caller."""
     with _lock:
-        queued = [(other, done) for other, (done, _) in _pending.items()]
+        queued = []
+        for other, (done, _) in _pending.items():
+            queued.append((other, done))
+            if other == name:
+                break
     deadline = time.monotonic() + timeout
     for other, done in queued:
         if not done.wait(max(0.0, deadline - time.monotonic())):

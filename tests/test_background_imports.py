@@ -89,3 +89,21 @@ def test_ready_says_when_it_stops_waiting(caplog):
     finally:
         gate.set()
         background.ready("bg-test-stuck")
+
+
+def test_ready_waits_for_the_imports_queued_up_to_the_name_only(caplog):
+    order = []
+    first, later = threading.Event(), threading.Event()
+    background.start("bg-test-before", lambda: (first.wait(60), order.append("before")))
+    background.start("bg-test-named", lambda: order.append("named"))
+    background.start("bg-test-queued-after", lambda: (later.wait(60), order.append("after")))
+    first.set()
+    try:
+        with caplog.at_level("WARNING", logger="server.background"):
+            background.ready("bg-test-named", timeout=10)  # while the one after still waits
+        assert order == ["before", "named"]
+        assert "stopped waiting" not in caplog.text
+    finally:
+        later.set()
+    background.ready("bg-test-not-queued", timeout=60)  # not queued: waits for every import
+    assert order == ["before", "named", "after"]

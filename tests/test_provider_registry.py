@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+
 import pytest
 
+from server import background
+from server.providers import registry
+from server.providers.messages import ProviderError
 from server.providers.registry import (
     ProviderConfigError,
+    create_provider,
     infer_provider,
+    prefetch,
     resolve_settings,
     wire_of,
 )
@@ -140,3 +148,38 @@ def test_retries_and_timeout_come_from_config() -> None:
 )
 def test_wire_of(provider: str, wire: str) -> None:
     assert wire_of(provider) == wire
+
+
+def test_a_prefetch_builds_the_loops_shared_provider_while_the_user_types() -> None:
+    """The first prompt of a new session finds the provider built: its SDK imported on the
+    background thread, then its client (TLS context, pools) made on the session's loop."""
+
+    async def made() -> tuple[object, object]:
+        settings = resolve_settings(
+            {"provider": "openai", "model": "gpt-5.5"}, {"OPENAI_API_KEY": "k"}
+        )
+        prefetch(settings)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while settings not in registry._SHARED.get(loop, {}) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        return registry._SHARED.get(loop, {}).get(settings), create_provider(settings)
+
+    built, used = asyncio.run(made())
+    assert built is not None and built is used
+
+
+def test_a_prefetch_whose_provider_cannot_be_built_leaves_the_error_to_the_first_call() -> None:
+    async def made() -> None:
+        settings = resolve_settings(
+            {"provider": "openai", "model": "gpt-5.5"}, {"OPENAI_API_KEY": "k"}
+        )
+        broken = dataclasses.replace(settings, api_key=None)
+        prefetch(broken)
+        background.ready("openai")
+        for _ in range(3):
+            await asyncio.sleep(0)  # the build scheduled on the loop runs, and fails quietly
+        with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
+            create_provider(broken)
+
+    asyncio.run(made())

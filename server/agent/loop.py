@@ -32,7 +32,6 @@ from server.agent.closing import ClosingSink, end_step
 from server.agent.context import prepare_call
 from server.agent.state import AgentSession
 from server.agent.tool_calls import announce, observing_only, run_tool_calls
-from server.policy import shell as shell_policy
 from server.providers.messages import (
     Finish,
     ImagePart,
@@ -107,8 +106,6 @@ async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[
     if session.background.host is not None:
         take_reports(session, sink)
     context = await prepare_call(session, sink)
-    if "bash" in session.tools:
-        shell_policy.warm()
     compacting, request = await compaction.fit(session, context, sink)
     session.turn_usage += compacting
     finish = await stream_reply(session, request, sink)

@@ -7,6 +7,7 @@ so they work in every front door.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from server.engines.base import Command, EngineCapabilities, EngineError, Sessio
 from server.logs import data_dir, warn_once
 from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
+from server.policy import shell as shell_policy
 from server.providers import images, thinking
 from server.providers.base import ProviderFactory
 from server.providers.messages import Message, TextPart, Usage
@@ -52,6 +54,16 @@ MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<mod
 TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
 
 
+SPECS_AFTER_S = 0.05
+"""The tools' input schemas (milliseconds each, built once per process) are made this long after
+a session is, once its `session/new` reply is out, while the user types the first prompt."""
+
+
+def _tool_specs(session: AgentSession) -> None:
+    try:
+        session.tool_specs()
+    except Exception:  # the first model call builds them again and reports it
+        log.debug("tool schemas", exc_info=True)
 
 
 class NativeEngine:
@@ -86,12 +98,14 @@ class NativeEngine:
             settings = resolve_settings(spec.config.get("llm", {}), self._environ)
         except ProviderConfigError as exc:
             raise EngineError(str(exc)) from exc
-        prefetch(settings)
         if spec.mode not in MODES:
             raise EngineError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
         home = Path(self._env().get("HOME") or Path.home())
         skills = SkillCatalog(spec.cwd, home=home, environ=self._env())
         tools = self._tools() if self._tools else self._builtin_tools(spec, skills)
+        if any(t.name == "bash" for t in tools):
+            shell_policy.warm()
+        prefetch(settings)  # both imported on the background thread while the user types
         allowed = rules_from_names(spec.config.get("permissions", {}).get("allow", []))
         try:
             sandbox = make_sandbox(spec.config, spec.cwd)
@@ -125,6 +139,7 @@ class NativeEngine:
         session.notices.extend(filter(None, [trust_notice(spec.cwd, spec.config, skills)]))
         if not self._tools:
             self._add_task_tools(session)
+        asyncio.get_running_loop().call_later(SPECS_AFTER_S, _tool_specs, session)
         profile = self._profile(session, spec.subagent) if spec.subagent else None
         await self._mcp.open(session)
         if profile:

@@ -54,9 +54,10 @@ class ParsedCommand:
 def warm() -> None:
     """Import bashlex on the background import thread (`server.background`), once: it builds
     and checks its grammar's tables when imported (~0.1 s of CPU), which would otherwise hold
-    up the first command's decision. Called while a model call is under way, when the process
-    mostly waits. The tables are built, never read from a file: a file anything could rewrite
-    would decide which commands an allow rule covers."""
+    up the first command's decision. Called when a session is made, before its SDK's import is
+    queued: both run while the user is still typing.
+    The tables are built, never read from a file: a file anything could rewrite would decide
+    which commands an allow rule covers."""
     background.start("bashlex")
 
 
