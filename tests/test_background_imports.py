@@ -107,3 +107,15 @@ def test_ready_waits_for_the_imports_queued_up_to_the_name_only(caplog):
         later.set()
     background.ready("bg-test-not-queued", timeout=60)  # not queued: waits for every import
     assert order == ["before", "named", "after"]
+
+
+def test_ready_for_a_module_imported_already_does_not_wait_for_other_imports(caplog):
+    gate = threading.Event()
+    background.start("bg-test-unrelated", lambda: gate.wait(60))
+    try:
+        with caplog.at_level("WARNING", logger="server.background"):
+            background.ready("json", timeout=5)  # a provider built again while another imports
+        assert "stopped waiting" not in caplog.text
+    finally:
+        gate.set()
+        background.ready("bg-test-unrelated")
