@@ -59,9 +59,12 @@ def start(
 def ready(name: str, timeout: float = READY_WAIT_S) -> None:
     """Wait until `name`'s background import has ended, and every one queued before it (they
     run in order): the modules of one (an SDK's HTTP client, pydantic) are often the modules of
-    another. When `name` is not queued, wait for every import queued so far. Imports queued
-    after `name` (the shell parser's, queued before a model call) do not hold up its caller."""
+    another. Imports queued after `name` do not hold its caller up; when `name` is imported
+    already, nothing does. When it is neither queued nor imported, wait for every import
+    queued so far."""
     with _lock:
+        if name in sys.modules and name not in _pending:
+            return  # imported: what it imports is too
         queued = []
         for other, (done, _) in _pending.items():
             queued.append((other, done))
