@@ -90,6 +90,6 @@ def _work() -> None:
             for then in thens:
                 try:
                     then()
-                except Exception:
+                except BaseException:  # the thread goes on with the next import
                     log.exception("after the background import of %s", name)
             done.set()

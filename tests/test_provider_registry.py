@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 import pytest
 
 from server import background
 from server.providers import registry
-from server.providers.messages import ProviderError
 from server.providers.registry import (
     ProviderConfigError,
-    create_provider,
     infer_provider,
     prefetch,
     resolve_settings,
@@ -150,36 +147,39 @@ def test_wire_of(provider: str, wire: str) -> None:
     assert wire_of(provider) == wire
 
 
-def test_a_prefetch_builds_the_loops_shared_provider_while_the_user_types() -> None:
-    """The first prompt of a new session finds the provider built: its SDK imported on the
-    background thread, then its client (TLS context, pools) made on the session's loop."""
-
-    async def made() -> tuple[object, object]:
-        settings = resolve_settings(
-            {"provider": "openai", "model": "gpt-5.5"}, {"OPENAI_API_KEY": "k"}
-        )
-        prefetch(settings)
+def test_a_prefetch_runs_its_then_on_the_loop_once_the_sdk_is_in() -> None:
+    async def ran() -> list[str]:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while settings not in registry._SHARED.get(loop, {}) and loop.time() < deadline:
-            await asyncio.sleep(0.01)
-        return registry._SHARED.get(loop, {}).get(settings), create_provider(settings)
-
-    built, used = asyncio.run(made())
-    assert built is not None and built is used
-
-
-def test_a_prefetch_whose_provider_cannot_be_built_leaves_the_error_to_the_first_call() -> None:
-    async def made() -> None:
+        seen: list[str] = []
         settings = resolve_settings(
             {"provider": "openai", "model": "gpt-5.5"}, {"OPENAI_API_KEY": "k"}
         )
-        broken = dataclasses.replace(settings, api_key=None)
-        prefetch(broken)
-        background.ready("openai")
-        for _ in range(3):
-            await asyncio.sleep(0)  # the build scheduled on the loop runs, and fails quietly
-        with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
-            create_provider(broken)
+        prefetch(
+            settings,
+            then=lambda: seen.append("loop" if asyncio.get_running_loop() is loop else "?"),
+        )
+        deadline = loop.time() + 60
+        while not seen and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        return seen
 
-    asyncio.run(made())
+    assert asyncio.run(ran()) == ["loop"]
+
+
+def test_a_prefetch_whose_sdk_fails_to_import_runs_nothing_after_it(monkeypatch) -> None:
+    """A broken SDK: the first model call imports it again and reports why; nothing is built
+    on the loop in between (it would wait there for every other queued import)."""
+    monkeypatch.setitem(registry.SDK_MODULES, "openai", "agentls_no_such_sdk")
+    seen: list[str] = []
+
+    async def ran() -> None:
+        settings = resolve_settings(
+            {"provider": "openai", "model": "gpt-5.5"}, {"OPENAI_API_KEY": "k"}
+        )
+        prefetch(settings, then=lambda: seen.append("built"))
+        background.ready("agentls_no_such_sdk")
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    asyncio.run(ran())
+    assert seen == []

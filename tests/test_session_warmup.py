@@ -1,18 +1,22 @@
 """What a new session prepares while the user types its first prompt: its tools' input
-schemas and its provider (the SDK imported, the client built), so that first prompt waits for
-neither."""
+schemas and its provider (the SDK imported, then the client built by the session's own
+factory), so that first prompt waits for neither."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from server.agent.state import AgentSession
+from server.engines import native
 from server.engines.native import NativeEngine
-from server.providers import registry
+from server.providers.messages import Message, ProviderError, TextPart
 from server.turn import SessionSpec
 
 DEADLINE_S = 60.0
+ENV = {"OPENAI_API_KEY": "k"}
 
 
 async def until(check) -> bool:
@@ -23,9 +27,23 @@ async def until(check) -> bool:
     return bool(check())
 
 
+def spec(tmp_path: Path, session_id: str = "s") -> SessionSpec:
+    return SessionSpec(session_id=session_id, cwd=tmp_path, config={"llm": {"model": "gpt-5.5"}})
+
+
+@pytest.fixture
+def loop_errors() -> list[dict]:
+    return []
+
+
+async def watched(errors: list[dict]) -> None:
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+
+
 async def test_a_new_session_builds_its_tool_schemas_and_provider_before_any_prompt(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch, loop_errors
 ) -> None:
+    await watched(loop_errors)
     built: list[str] = []
     original = AgentSession.tool_specs
 
@@ -35,11 +53,59 @@ async def test_a_new_session_builds_its_tool_schemas_and_provider_before_any_pro
         return specs
 
     monkeypatch.setattr(AgentSession, "tool_specs", recording)
-    engine = NativeEngine(environ={"OPENAI_API_KEY": "k", "HOME": str(tmp_path)})
-    spec = SessionSpec(session_id="s", cwd=tmp_path, config={"llm": {"model": "gpt-5.5"}})
-    session = await engine.create_session(spec)
-    loop = asyncio.get_running_loop()
+    made: list[object] = []
+
+    def factory(settings):
+        made.append(object())
+        return made[-1]
+
+    engine = NativeEngine(provider_factory=factory, environ={**ENV, "HOME": str(tmp_path)})
+    session = await engine.create_session(spec(tmp_path))
     assert await until(lambda: bool(built)), "no tool schemas were built"
     assert {"read_file", "bash"} <= set(built)
-    assert await until(lambda: session.settings in registry._SHARED.get(loop, {}))
-    assert registry.create_provider(session.settings) is registry._SHARED[loop][session.settings]
+    assert await until(lambda: bool(made)), "the provider was not built"
+    assert session.provider() is made[0] and len(made) == 1  # the prompt uses the one built
+    assert loop_errors == []
+
+
+async def test_a_provider_that_cannot_be_built_is_left_to_the_prompt_and_tried_once_ahead(
+    tmp_path: Path, loop_errors
+) -> None:
+    await watched(loop_errors)
+    calls: list[str] = []
+
+    def factory(settings):
+        calls.append(settings.model)
+        raise ProviderError("openai: no key")
+
+    engine = NativeEngine(provider_factory=factory, environ={**ENV, "HOME": str(tmp_path)})
+    first = await engine.create_session(spec(tmp_path, "a"))
+    assert await until(lambda: bool(calls))
+    second = await engine.create_session(spec(tmp_path, "b"))
+    for _ in range(20):
+        await asyncio.sleep(0)  # the second session's build, if any, would run by now
+    assert calls == ["gpt-5.5"]
+    for session in (first, second):
+        with pytest.raises(ProviderError, match="no key"):
+            session.provider()  # the first model call reports it
+    assert loop_errors == []
+
+
+@pytest.mark.parametrize("typing", [True, False])
+async def test_the_shell_parser_is_imported_ahead_only_while_the_user_types(
+    tmp_path: Path, monkeypatch, typing: bool
+) -> None:
+    """A prompt that came with the session (a one-shot run's) imports the parser when a command
+    first needs it: a run that never runs one never pays for it."""
+    warmed: list[str] = []
+    monkeypatch.setattr(native, "WHILE_TYPING_AFTER_S", 0)
+    monkeypatch.setattr(native.shell_policy, "warm", lambda: warmed.append("bashlex"))
+    engine = NativeEngine(
+        provider_factory=lambda s: object(), environ={**ENV, "HOME": str(tmp_path)}
+    )
+    session = await engine.create_session(spec(tmp_path))
+    if not typing:
+        session.history.append(Message("user", [TextPart("at once")]))  # the turn has begun
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert warmed == (["bashlex"] if typing else [])

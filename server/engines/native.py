@@ -30,7 +30,7 @@ from server.mcp.engine import McpSupport
 from server.permissions import MODES, PermissionState, rules_from_names, trust_notice
 from server.policy import shell as shell_policy
 from server.providers import images, thinking
-from server.providers.base import ProviderFactory
+from server.providers.base import ProviderFactory, ProviderSettings
 from server.providers.messages import Message, TextPart, Usage
 from server.providers.registry import (
     ProviderConfigError,
@@ -54,12 +54,19 @@ MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<mod
 TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
 
 
-SPECS_AFTER_S = 0.05
-"""The tools' input schemas (milliseconds each, built once per process) are made this long after
-a session is, once its `session/new` reply is out, while the user types the first prompt."""
+WHILE_TYPING_AFTER_S = 0.05
+"""How long after a session is made (its `session/new` reply out) it prepares, while the user
+types the first prompt, what that prompt's turn would otherwise make first: the tools' input
+schemas (milliseconds each, once per process) and the shell parser (~0.1 s of CPU, on the
+background thread). A prompt that came first (a one-shot run's) makes them itself, as needed:
+a run that never runs a command never imports the parser."""
 
 
-def _tool_specs(session: AgentSession) -> None:
+def _while_typing(session: AgentSession, history_at_start: int) -> None:
+    if len(session.history) != history_at_start:
+        return  # a turn has begun
+    if "bash" in session.tools:
+        shell_policy.warm()
     try:
         session.tool_specs()
     except Exception:  # the first model call builds them again and reports it
@@ -84,6 +91,7 @@ class NativeEngine:
         self._environ = environ
         self._jobs: Any = None
         self._mcp = McpSupport()
+        self._unbuilt: set[ProviderSettings] = set()
 
     @property
     def environ(self) -> dict[str, str] | None:
@@ -98,14 +106,12 @@ class NativeEngine:
             settings = resolve_settings(spec.config.get("llm", {}), self._environ)
         except ProviderConfigError as exc:
             raise EngineError(str(exc)) from exc
+        prefetch(settings)
         if spec.mode not in MODES:
             raise EngineError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
         home = Path(self._env().get("HOME") or Path.home())
         skills = SkillCatalog(spec.cwd, home=home, environ=self._env())
         tools = self._tools() if self._tools else self._builtin_tools(spec, skills)
-        if any(t.name == "bash" for t in tools):
-            shell_policy.warm()
-        prefetch(settings)  # both imported on the background thread while the user types
         allowed = rules_from_names(spec.config.get("permissions", {}).get("allow", []))
         try:
             sandbox = make_sandbox(spec.config, spec.cwd)
@@ -139,12 +145,27 @@ class NativeEngine:
         session.notices.extend(filter(None, [trust_notice(spec.cwd, spec.config, skills)]))
         if not self._tools:
             self._add_task_tools(session)
-        asyncio.get_running_loop().call_later(SPECS_AFTER_S, _tool_specs, session)
+        prefetch(settings, then=lambda: self._build_provider(session))
+        loop = asyncio.get_running_loop()
+        loop.call_later(WHILE_TYPING_AFTER_S, _while_typing, session, len(session.history))
         profile = self._profile(session, spec.subagent) if spec.subagent else None
         await self._mcp.open(session)
         if profile:
             self._run_as(session, profile)
         return session
+
+    def _build_provider(self, session: AgentSession) -> None:
+        """The session's provider, built on the loop once its SDK is in (its client's TLS
+        context alone is tens of milliseconds) while the user types. A provider that cannot be
+        built is left to the first model call, which reports why; settings that failed once are
+        not tried again here."""
+        if session.settings in self._unbuilt:
+            return
+        try:
+            session.provider()
+        except Exception:
+            self._unbuilt.add(session.settings)
+            log.debug("provider not built ahead", exc_info=True)
 
     async def attach_mcp_servers(self, handle: AgentSession, servers: dict[str, Any]) -> None:
         """Start MCP servers a client passed for this session and add their tools."""

@@ -54,8 +54,7 @@ class ParsedCommand:
 def warm() -> None:
     """Import bashlex on the background import thread (`server.background`), once: it builds
     and checks its grammar's tables when imported (~0.1 s of CPU), which would otherwise hold
-    up the first command's decision. Called when a session is made, before its SDK's import is
-    queued: both run while the user is still typing.
+    up the first command's decision. Called while the user types a session's first prompt.
     The tables are built, never read from a file: a file anything could rewrite would decide
     which commands an allow rule covers."""
     background.start("bashlex")

@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,12 +212,11 @@ SDK_MODULES = {"anthropic": "anthropic", "openai": "openai"}
 """Wire module -> the SDK it imports (seconds of import time on a small machine)."""
 
 
-def prefetch(settings: ProviderSettings) -> None:
-    """Import the provider's SDK on a background thread, then build the event loop's shared
-    provider for these settings on the loop (its client's TLS context alone is tens of
-    milliseconds): the first prompt of a new session waits for neither while the user types."""
-    info = PROVIDERS[settings.provider]
-    sdk = SDK_MODULES.get(info.wire)
+def prefetch(settings: ProviderSettings, then: Callable[[], None] | None = None) -> None:
+    """Import the provider's SDK on a background thread, so the first prompt of a new session
+    does not wait for it (the user is still typing); `then` runs on the calling event loop once
+    the SDK is in (at once when it is already), not when its import failed."""
+    sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
     if not sdk:
         return
     try:
@@ -227,20 +226,13 @@ def prefetch(settings: ProviderSettings) -> None:
 
     def imported() -> None:
         gcpause.resume()
-        if loop is not None and info.shared:
+        if then is not None and loop is not None and sdk in sys.modules:
             try:
-                loop.call_soon_threadsafe(_build_shared, settings)
+                loop.call_soon_threadsafe(then)
             except RuntimeError:  # the loop has closed
                 pass
 
     background.start(sdk, then=imported)
-
-
-def _build_shared(settings: ProviderSettings) -> None:
-    try:
-        create_provider(settings)
-    except Exception:  # the session's first model call reports it
-        pass
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ProviderSettings, Provider]]
