@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from server import background
 from server.agent.state import AgentSession
 from server.engines import native
 from server.engines.native import NativeEngine
+from server.providers import registry
 from server.providers.messages import Message, ProviderError, TextPart
-from server.turn import SessionSpec
+from server.providers.scripted import ScriptedProvider, ScriptedReply
+from server.turn import SessionSpec, TurnInput
 
 DEADLINE_S = 60.0
 ENV = {"OPENAI_API_KEY": "k"}
@@ -91,6 +94,13 @@ async def test_a_provider_that_cannot_be_built_is_left_to_the_prompt_and_tried_o
     assert loop_errors == []
 
 
+class Sink:
+    session_id, turn_id = "s", "t1"
+
+    def emit(self, update) -> None:
+        pass
+
+
 @pytest.mark.parametrize("typing", [True, False])
 async def test_the_shell_parser_is_imported_ahead_only_while_the_user_types(
     tmp_path: Path, monkeypatch, typing: bool
@@ -100,12 +110,55 @@ async def test_the_shell_parser_is_imported_ahead_only_while_the_user_types(
     warmed: list[str] = []
     monkeypatch.setattr(native, "WHILE_TYPING_AFTER_S", 0)
     monkeypatch.setattr(native.shell_policy, "warm", lambda: warmed.append("bashlex"))
+    scripted = ScriptedProvider.from_replies([ScriptedReply(text="Hello.")])
     engine = NativeEngine(
-        provider_factory=lambda s: object(), environ={**ENV, "HOME": str(tmp_path)}
+        provider_factory=lambda s: scripted, environ={**ENV, "HOME": str(tmp_path)}
     )
     session = await engine.create_session(spec(tmp_path))
     if not typing:
-        session.history.append(Message("user", [TextPart("at once")]))  # the turn has begun
+        outcome = await engine.run_turn(session, TurnInput("t1", "at once"), Sink())
+        assert outcome.stop_reason == "end_turn"
     for _ in range(20):
         await asyncio.sleep(0)
     assert warmed == (["bashlex"] if typing else [])
+
+
+async def test_a_resumed_session_prepares_ahead_too(tmp_path: Path, monkeypatch) -> None:
+    warmed: list[str] = []
+    monkeypatch.setattr(native, "WHILE_TYPING_AFTER_S", 0)
+    monkeypatch.setattr(native.shell_policy, "warm", lambda: warmed.append("bashlex"))
+    engine = NativeEngine(
+        provider_factory=lambda s: object(), environ={**ENV, "HOME": str(tmp_path)}
+    )
+    first = await engine.create_session(spec(tmp_path, "a"))
+    first.prompted = True  # its turn ran: it prepares nothing more
+    first.history.append(Message("user", [TextPart("earlier")]))
+    snapshot = engine.snapshot(first)
+    await engine.restore(spec(tmp_path, "b"), snapshot)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert warmed == ["bashlex"]
+
+
+async def test_a_session_switched_to_another_provider_is_not_built_before_that_sdk_is_in(
+    tmp_path: Path, monkeypatch, loop_errors
+) -> None:
+    """Its first SDK's import ended after a switch (/model) to a provider whose SDK is not in:
+    building that provider on the loop would import the other SDK there, stalling every
+    session, so its import is queued instead and the build follows it."""
+    await watched(loop_errors)
+    made: list[str] = []
+    engine = NativeEngine(
+        provider_factory=lambda s: made.append(s.provider), environ={**ENV, "HOME": str(tmp_path)}
+    )
+    session = await engine.create_session(spec(tmp_path))
+    assert await until(lambda: bool(made))
+    made.clear()
+    session._provider = None
+    monkeypatch.setitem(registry.SDK_MODULES, "openai", "agentls_no_such_sdk")
+    engine._build_provider(session)
+    background.ready("agentls_no_such_sdk")
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert made == []
+    assert loop_errors == []

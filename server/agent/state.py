@@ -56,9 +56,11 @@ class AgentSession:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     turn_usage: Usage = field(default_factory=Usage)
+    """This turn's usage so far, subagents included."""
     plan_asked: bool = False
     """This turn asked the user to approve its plan (`server.agent.plan_approval`)."""
-    """This turn's usage so far, subagents included."""
+    prompted: bool = False
+    """A turn has begun: what the session prepares while the user types is left to it."""
     skills: SkillCatalog | None = None
     delegation: Delegation | None = None
     """Subagent profiles this session may start, and its own place in the subagent tree."""

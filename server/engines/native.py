@@ -37,6 +37,7 @@ from server.providers.registry import (
     create_provider,
     prefetch,
     resolve_settings,
+    sdk_imported,
 )
 from server.providers.retry import RetryPolicy
 from server.skills import (
@@ -54,7 +55,7 @@ MODEL_COMMAND = Command("model", "Switch the model: /model <id> [prompt]", "<mod
 TODO_COMMAND = Command("todo", "Show the todo list; /todo clear empties it", "[clear]")
 
 
-WHILE_TYPING_AFTER_S = 0.05
+WHILE_TYPING_AFTER_S = 0.2
 """How long after a session is made (its `session/new` reply out) it prepares, while the user
 types the first prompt, what that prompt's turn would otherwise make first: the tools' input
 schemas (milliseconds each, once per process) and the shell parser (~0.1 s of CPU, on the
@@ -62,9 +63,9 @@ background thread). A prompt that came first (a one-shot run's) makes them itsel
 a run that never runs a command never imports the parser."""
 
 
-def _while_typing(session: AgentSession, history_at_start: int) -> None:
-    if len(session.history) != history_at_start:
-        return  # a turn has begun
+def _while_typing(session: AgentSession) -> None:
+    if session.prompted:
+        return
     if "bash" in session.tools:
         shell_policy.warm()
     try:
@@ -145,13 +146,12 @@ class NativeEngine:
         session.notices.extend(filter(None, [trust_notice(spec.cwd, spec.config, skills)]))
         if not self._tools:
             self._add_task_tools(session)
-        prefetch(settings, then=lambda: self._build_provider(session))
-        loop = asyncio.get_running_loop()
-        loop.call_later(WHILE_TYPING_AFTER_S, _while_typing, session, len(session.history))
         profile = self._profile(session, spec.subagent) if spec.subagent else None
         await self._mcp.open(session)
         if profile:
             self._run_as(session, profile)
+        prefetch(settings, then=lambda: self._build_provider(session))
+        asyncio.get_running_loop().call_later(WHILE_TYPING_AFTER_S, _while_typing, session)
         return session
 
     def _build_provider(self, session: AgentSession) -> None:
@@ -160,6 +160,9 @@ class NativeEngine:
         built is left to the first model call, which reports why; settings that failed once are
         not tried again here."""
         if session.settings in self._unbuilt:
+            return
+        if not sdk_imported(session.settings):  # switched to another provider meanwhile
+            prefetch(session.settings, then=lambda: self._build_provider(session))
             return
         try:
             session.provider()
@@ -172,6 +175,7 @@ class NativeEngine:
         await self._mcp.attach(handle, servers)
 
     async def run_turn(self, handle: AgentSession, turn: TurnInput, sink: TurnSink) -> TurnOutcome:
+        handle.prompted = True
         if handle.mcp is not None:
             handle.mcp.flush(sink)
         notices, handle.notices = handle.notices, []

@@ -212,6 +212,12 @@ SDK_MODULES = {"anthropic": "anthropic", "openai": "openai"}
 """Wire module -> the SDK it imports (seconds of import time on a small machine)."""
 
 
+def sdk_imported(settings: ProviderSettings) -> bool:
+    """Whether the SDK these settings' provider is built with is imported (or needs none)."""
+    sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
+    return sdk is None or sdk in sys.modules
+
+
 def prefetch(settings: ProviderSettings, then: Callable[[], None] | None = None) -> None:
     """Import the provider's SDK on a background thread, so the first prompt of a new session
     does not wait for it (the user is still typing); `then` runs on the calling event loop once
