@@ -162,3 +162,16 @@ async def test_a_session_switched_to_another_provider_is_not_built_before_that_s
         await asyncio.sleep(0)
     assert made == []
     assert loop_errors == []
+
+
+async def test_a_session_closed_before_its_sdk_is_in_builds_nothing(tmp_path: Path) -> None:
+    made: list[str] = []
+    engine = NativeEngine(
+        provider_factory=lambda s: made.append(s.model), environ={**ENV, "HOME": str(tmp_path)}
+    )
+    session = await engine.create_session(spec(tmp_path))
+    await engine.close_session(session)
+    background.ready("openai")
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert made == []

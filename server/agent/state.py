@@ -61,6 +61,7 @@ class AgentSession:
     """This turn asked the user to approve its plan (`server.agent.plan_approval`)."""
     prompted: bool = False
     """A turn has begun: what the session prepares while the user types is left to it."""
+    closed: bool = False
     skills: SkillCatalog | None = None
     delegation: Delegation | None = None
     """Subagent profiles this session may start, and its own place in the subagent tree."""

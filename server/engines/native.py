@@ -64,7 +64,7 @@ a run that never runs a command never imports the parser."""
 
 
 def _while_typing(session: AgentSession) -> None:
-    if session.prompted:
+    if session.prompted or session.closed:
         return
     if "bash" in session.tools:
         shell_policy.warm()
@@ -159,7 +159,7 @@ class NativeEngine:
         context alone is tens of milliseconds) while the user types. A provider that cannot be
         built is left to the first model call, which reports why; settings that failed once are
         not tried again here."""
-        if session.settings in self._unbuilt:
+        if session.closed or session.settings in self._unbuilt:
             return
         if not sdk_imported(session.settings):  # switched to another provider meanwhile
             prefetch(session.settings, then=lambda: self._build_provider(session))
@@ -267,6 +267,7 @@ class NativeEngine:
         return None
 
     async def close_session(self, handle: AgentSession) -> None:
+        handle.closed = True
         await handle.background.close()
         if self._jobs is not None:
             self._jobs.close_session(handle.spec.session_id)
