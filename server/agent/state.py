@@ -62,6 +62,7 @@ class AgentSession:
     prompted: bool = False
     """A turn has begun: what the session prepares while the user types is left to it."""
     closed: bool = False
+    """Closed by its engine: nothing more is prepared for it."""
     skills: SkillCatalog | None = None
     delegation: Delegation | None = None
     """Subagent profiles this session may start, and its own place in the subagent tree."""

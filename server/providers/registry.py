@@ -212,9 +212,13 @@ SDK_MODULES = {"anthropic": "anthropic", "openai": "openai"}
 """Wire module -> the SDK it imports (seconds of import time on a small machine)."""
 
 
+def _sdk_of(settings: ProviderSettings) -> str | None:
+    return SDK_MODULES.get(PROVIDERS[settings.provider].wire)
+
+
 def sdk_imported(settings: ProviderSettings) -> bool:
     """Whether the SDK these settings' provider is built with is imported (or needs none)."""
-    sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
+    sdk = _sdk_of(settings)
     return sdk is None or sdk in sys.modules
 
 
@@ -222,7 +226,7 @@ def prefetch(settings: ProviderSettings, then: Callable[[], None] | None = None)
     """Import the provider's SDK on a background thread, so the first prompt of a new session
     does not wait for it (the user is still typing); `then` runs on the calling event loop once
     the SDK is in (at once when it is already), not when its import failed."""
-    sdk = SDK_MODULES.get(PROVIDERS[settings.provider].wire)
+    sdk = _sdk_of(settings)
     if not sdk:
         return
     try:
