@@ -1,0 +1,66 @@
+"""Claude Code permission rules and tool lists as the Python claude-agent-sdk passes them
+(`allowed_tools`, `disallowed_tools`, `tools`), against the loopback fake model."""
+
+from __future__ import annotations
+
+from claude_agent_sdk import ResultMessage
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.test_streamjson_sdk import collect, options
+
+
+def tool_results(fake_llm, request: int) -> list[str]:
+    messages = fake_llm.requests[request].body["messages"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+async def test_a_denied_command_prefix_never_runs(tmp_path, workspace, fake_llm):
+    victim = workspace / "victim.txt"
+    victim.write_text("keep me\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "rm victim.txt"})]),
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "echo ok && rm -f victim.txt"})]),
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "echo hi > said.txt"})]),
+        Reply(text="done"),
+    )
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        allowed_tools=["Bash"],
+        disallowed_tools=["Bash(rm:*)"],
+        permission_mode="bypassPermissions",
+    )
+    messages = await collect("clean up", opts)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+    assert victim.read_text() == "keep me\n"
+    assert (workspace / "said.txt").read_text() == "hi\n"
+    for request in (1, 2):
+        assert "Bash(rm:*)" in tool_results(fake_llm, request)[-1]
+    denied = [d["tool_name"] for d in messages[-1].permission_denials]
+    assert denied == ["Bash", "Bash"]
+
+
+async def test_a_denied_read_path_is_refused_and_others_read(tmp_path, workspace, fake_llm):
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "key.txt").write_text("s3cret\n")
+    (workspace / "notes.txt").write_text("hello\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "secrets/key.txt"})]),
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(text="done"),
+    )
+    opts = options(tmp_path, workspace, fake_llm, disallowed_tools=["Read(./secrets/**)"])
+    await collect("read", opts)
+    refused = tool_results(fake_llm, 1)[-1]
+    assert "s3cret" not in refused and "Read(./secrets/**)" in refused
+    assert "1: hello" in tool_results(fake_llm, 2)[-1]
+
+
+async def test_tools_restricts_the_built_in_tools(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="a"), Reply(text="b"))
+    await collect("hi", options(tmp_path, workspace, fake_llm, tools=["Read", "Grep"]))
+    offered = {t["function"]["name"] for t in fake_llm.requests[0].body["tools"]}
+    assert offered == {"read_file", "grep"}
+    await collect("hi", options(tmp_path, workspace, fake_llm, tools=[]))
+    assert "tools" not in fake_llm.requests[1].body or not fake_llm.requests[1].body["tools"]
