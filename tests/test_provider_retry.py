@@ -209,3 +209,24 @@ async def test_loop_discards_what_a_failed_attempt_streamed(tmp_path) -> None:
         Message("user", [TextPart("go")]),
         Message("assistant", [TextPart("Nothing to do.")]),
     ]
+
+
+async def test_the_final_error_carries_the_usage_of_every_attempt() -> None:
+    """What each failed attempt reported is billed; the error that ends the call says it all."""
+    provider = FlakyProvider(
+        [busy(500, retry_after=0.01)], [busy(500, retry_after=0.01)], [busy(500)]
+    )
+    for script, used in zip(
+        provider.scripts, (Usage(100, 1), Usage(90, 2), Usage(80, 3)), strict=True
+    ):
+        script[0].usage = used
+    with pytest.raises(ProviderError) as info:
+        await run(provider, RetryPolicy(max_retries=2), Sleeps())
+    assert info.value.usage == Usage(270, 6)
+
+    alone = busy(400)
+    alone.retryable = False
+    alone.usage = Usage(100, 1)
+    with pytest.raises(ProviderError) as info:
+        await run(FlakyProvider([alone]), RetryPolicy(max_retries=2), Sleeps())
+    assert info.value.usage == Usage(100, 1)

@@ -71,6 +71,27 @@ def test_openai_accepts_a_paired_history(server: FakeModelServer) -> None:
     assert server.refusals == []
 
 
+def test_openai_refuses_a_tool_call_id_answered_twice(server: FakeModelServer) -> None:
+    """A provider that numbers every call `0`, its ids sent back as they came."""
+    zero = {**CALL, "id": "0"}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [zero]},
+        {"role": "tool", "tool_call_id": "0", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [zero]},
+        {"role": "tool", "tool_call_id": "0", "content": "b"},
+    ]
+    with pytest.raises(openai.BadRequestError) as exc:
+        openai_call(server, messages)
+    assert exc.value.body == {
+        "message": "Invalid parameter: Duplicate value for 'tool_call_id' of '0', in "
+        "messages[2] and messages[4].",
+        "type": "invalid_request_error",
+        "param": "messages.[4].tool_call_id",
+        "code": None,
+    }
+
+
 USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
 
 
@@ -103,6 +124,33 @@ USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
         (
             [{"role": "user", "content": [{"type": "text", "text": ""}]}],
             "messages.0.content.0.text: text content blocks must be non-empty",
+        ),
+        (
+            [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, USE]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}],
+                },
+            ],
+            "messages.1.content.0: text content blocks must contain non-whitespace text",
+        ),
+        (
+            [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [USE]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}],
+                },
+                {"role": "assistant", "content": [USE]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "y"}],
+                },
+            ],
+            "messages.3.content.0: `tool_use` ids must be unique",
         ),
         (
             [

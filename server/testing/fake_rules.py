@@ -10,7 +10,8 @@ status and error text, chosen by the model id in the request.
   the upstream refusal arrives wrapped in `error.metadata.raw`.
 - Anthropic: `output_config.effort` must be one the model family supports; with thinking on,
   the latest assistant message of a tool loop must hold the thinking and redacted_thinking
-  blocks of the reply exactly as they were sent, in the order they were sent.
+  blocks of the reply exactly as they were sent, in the order they were sent (its text blocks
+  may differ).
 """
 
 from __future__ import annotations
@@ -131,8 +132,14 @@ class Rules:
                 "blocks from previous turns. To avoid this requirement, disable `thinking`. "
                 f"Please consult our documentation at {_ANTHROPIC_DOCS}"
             )
-        if content != sent:
-            at = next((i for i, b in enumerate(content) if i >= len(sent) or b != sent[i]), 0)
+        # Text blocks may be dropped or changed (a whitespace-only one must be); the rest not.
+        kept = [(i, b) for i, b in enumerate(content) if b.get("type") != "text"]
+        sent = [b for b in sent if b["type"] != "text"]
+        if [b for _, b in kept] != sent:
+            at = next(
+                (i for n, (i, b) in enumerate(kept) if n >= len(sent) or b != sent[n]),
+                kept[-1][0] + 1 if kept else 0,
+            )
             return 400, _anthropic_error(
                 f"messages.{last}.content.{at}: `thinking` or `redacted_thinking` blocks in the "
                 "latest assistant message cannot be modified. These blocks must remain as they "

@@ -34,10 +34,18 @@ def check(wire: str, body: Any) -> Refusal | None:
 def openai_chat(messages: list[dict[str, Any]]) -> Refusal | None:
     pending: list[str] = []
     answered: set[str] = set()
+    results: dict[str, int] = {}
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "tool":
             call_id = message.get("tool_call_id")
+            if (earlier := results.get(str(call_id))) is not None:
+                return Refusal(
+                    f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}', in "
+                    f"messages[{earlier}] and messages[{index}].",
+                    f"messages.[{index}].tool_call_id",
+                )
+            results[str(call_id)] = index
             if call_id not in pending or call_id in answered:
                 return Refusal(
                     "Invalid parameter: messages with role 'tool' must be a response to a "
@@ -64,6 +72,26 @@ def _openai_unanswered(ids: list[str], index: int) -> Refusal:
     )
 
 
+def _anthropic_blocks(index: int, blocks: list[dict[str, Any]], uses: set[str]) -> Refusal | None:
+    """Each text block must hold more than whitespace; tool_use ids are unique in the request."""
+    for position, block in enumerate(blocks):
+        kind = block.get("type")
+        if kind == "text" and not block.get("text"):
+            return Refusal(
+                f"messages.{index}.content.{position}.text: text content blocks must be non-empty"
+            )
+        if kind == "text" and not str(block.get("text")).strip():
+            return Refusal(
+                f"messages.{index}.content.{position}: text content blocks must contain "
+                "non-whitespace text"
+            )
+        if kind == "tool_use" and block.get("id") in uses:
+            return Refusal(f"messages.{index}.content.{position}: `tool_use` ids must be unique")
+        if kind == "tool_use":
+            uses.add(str(block.get("id")))
+    return None
+
+
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
     if isinstance(content, str):
@@ -73,6 +101,7 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def anthropic_messages(messages: list[dict[str, Any]]) -> Refusal | None:
     previous_uses: list[str] = []
+    all_uses: set[str] = set()
     for index, message in enumerate(messages):
         blocks = _blocks(message)
         final_assistant = index == len(messages) - 1 and message.get("role") == "assistant"
@@ -81,12 +110,8 @@ def anthropic_messages(messages: list[dict[str, Any]]) -> Refusal | None:
                 f"messages.{index}: all messages must have non-empty content except for the "
                 "optional final assistant message"
             )
-        for position, block in enumerate(blocks):
-            if block.get("type") == "text" and not block.get("text"):
-                return Refusal(
-                    f"messages.{index}.content.{position}.text: text content blocks must be "
-                    "non-empty"
-                )
+        if refusal := _anthropic_blocks(index, blocks, all_uses):
+            return refusal
         results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
         if missing := [u for u in previous_uses if u not in results]:
             return Refusal(
