@@ -24,7 +24,6 @@ SUBCOMMANDS = ("serve", "acp")
 MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
 # Claude Code flags that take a value and that agentls accepts without acting on them.
 IGNORED_VALUE_FLAGS = (
-    "--tools",
     "--settings",
     "--add-dir",
     "--setting-sources",
@@ -36,7 +35,6 @@ IGNORED_VALUE_FLAGS = (
     "--thinking",
     "--max-thinking-tokens",
     "--thinking-display",
-    "--system-prompt-file",
     "--agents",
     "--resume-session-at",
     "--resume-drops-turn",
@@ -48,7 +46,9 @@ IGNORED_VALUE_FLAGS = (
 )
 
 
-def common_flags(parser: argparse.ArgumentParser) -> None:
+def common_flags(
+    parser: argparse.ArgumentParser, modes: list[str] | tuple[str, ...] = MODES
+) -> None:
     from server.providers.thinking import add_thinking_flags
 
     parser.add_argument(
@@ -66,7 +66,7 @@ def common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine-command", help="command of an external engine, e.g. 'gemini --acp'"
     )
-    parser.add_argument("--permission-mode", choices=MODES)
+    parser.add_argument("--permission-mode", choices=modes)
     parser.add_argument(
         "--trust",
         action="store_true",
@@ -153,7 +153,10 @@ def build_print_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="use only the --mcp-config servers, none from config files",
     )
-    common_flags(parser)
+    from server.frontends.streamjson_cli import CLAUDE_MODES, add_flags
+
+    common_flags(parser, CLAUDE_MODES)
+    add_flags(parser)
     for flag in IGNORED_VALUE_FLAGS:
         parser.add_argument(flag, help=argparse.SUPPRESS)
     return parser
@@ -214,7 +217,9 @@ def flags_from(args: argparse.Namespace) -> dict[str, Any]:
     if args.engine_command:
         flags["engineCommand"] = args.engine_command
     if args.permission_mode:
-        flags["permissions"] = {"mode": args.permission_mode}
+        from server.frontends.streamjson_cli import session_mode
+
+        flags["permissions"] = {"mode": session_mode(args.permission_mode)}
     if getattr(args, "trust", False):
         flags["trust"] = True
     if args.turn_timeout:
@@ -290,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         from server.sessions.cli import main as sessions_main
 
         return sessions_main(argv)
+    if "auth" in argv[:3] and "status" in argv:
+        from server.frontends.streamjson_cli import auth_status
+
+        return auth_status(argv)
     if argv and argv[0] == "setup-local":
         from server.frontends.local_setup import main as setup_local
 
@@ -448,12 +457,14 @@ def prepare_print(
     if args.output_format == "stream-json" and not args.verbose:
         print("agentls: --output-format=stream-json requires --verbose", file=sys.stderr)
         return 1
+    cwd = (cwd / args.cwd).resolve() if args.cwd else cwd
+    from server.frontends.streamjson_cli import flags as claude_flags
+
     try:
-        flags = flags_from(args)
+        flags = claude_flags(args, cwd, flags_from(args))
     except ValueError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
-    cwd = (cwd / args.cwd).resolve() if args.cwd else cwd
     try:
         images = attached_images(args.images, cwd)
     except ValueError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from pydantic import ValidationError
 from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate, ToolKind, ToolStatus
 from server import permissions
+from server.agent import rules
 from server.agent.plan_approval import approval_due, approve_plan
 from server.agent.state import AgentSession
+from server.permissions import Decision
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
 from server.tools.base import Tool, ToolError, ToolResult, render
@@ -167,18 +170,35 @@ async def _check_permission(
 ) -> tuple[str | None, Tool, Any]:
     """(None, tool, args to run) when the call may run, else (the message the model gets, ...).
     The tool is another only when the user wrote their own version of a proposed change."""
+    ruled = rules.judge(tool, args, session.tool_ctx)
+    if ruled is not None and ruled.action == "deny":
+        return f"Not allowed: {ruled.reason}.", tool, args
     if approval_due(session, tool):
         return await approve_plan(session, tool, args, call, sink), tool, args
-    return await _ask(session, tool, args, call, sink)
+    return await _ask(session, tool, args, call, sink, ruled)
 
 
-async def _ask(
-    session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
-) -> tuple[str | None, Tool, Any]:
+def _decide(session: AgentSession, tool: Tool, args: Any, ruled: Decision | None) -> Decision:
+    """The policy's decision, asked instead of allowed when an ask rule covers the call (such
+    a question is never remembered: the rule asks every time)."""
     granted = skill_rules(session)
     decision = permissions.decide(
         tool, args, session.tool_ctx, session.permissions, granted=granted
     )
+    if ruled is None or decision.action == "deny":
+        return decision
+    return replace(decision, action="ask", reason=ruled.reason, rule="", more=())
+
+
+async def _ask(
+    session: AgentSession,
+    tool: Tool,
+    args: Any,
+    call: ToolCallPart,
+    sink: TurnSink,
+    ruled: Decision | None,
+) -> tuple[str | None, Tool, Any]:
+    decision = _decide(session, tool, args, ruled)
     if decision.outside and decision.action != "deny":
         args = leave_sandbox(tool, args)
     if decision.action == "allow":
@@ -203,9 +223,13 @@ async def _ask(
             reply = await sink.request_permission(ref, permissions.options_for(decision))
     except UserNotReachable:
         return (
-            "Not allowed: this call needs the user's approval and no one can answer. "
-            "Continue without it or explain what you would do."
-        ), tool, args
+            (
+                "Not allowed: this call needs the user's approval and no one can answer. "
+                "Continue without it or explain what you would do."
+            ),
+            tool,
+            args,
+        )
     if reply is None:
         late = "The user did not answer the permission request in time; the call was not run."
         return late, tool, args
@@ -227,9 +251,13 @@ async def _ask(
         permissions.remember(session.permissions, decision, kind)
     reason = f" The user said: {reply.message}" if reply.message else ""
     return (
-        "The user denied this tool call. Do not retry it in another form; "
-        f"ask the user or choose another approach.{reason}"
-    ), tool, args
+        (
+            "The user denied this tool call. Do not retry it in another form; "
+            f"ask the user or choose another approach.{reason}"
+        ),
+        tool,
+        args,
+    )
 
 
 def users_version(

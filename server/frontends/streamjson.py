@@ -28,7 +28,6 @@ from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
     NewSessionParams,
-    PermissionMode,
     PromptParams,
     RequestPermissionParams,
     RequestPermissionResult,
@@ -39,6 +38,7 @@ from server.agent.profiles import Profile
 from server.engines.base import SessionOffer
 from server.frontends.stdio import Chunks, StdinChunks, read_lines
 from server.frontends.streamjson_args import from_claude, to_claude
+from server.frontends.streamjson_cli import AUTO_REFUSED, ClaudeMode, session_mode
 from server.frontends.streamjson_frames import (
     DIALECT_VERSION,
     TurnFrames,
@@ -80,7 +80,8 @@ class StreamJsonOptions:
     cwd: Path = field(default_factory=Path.cwd)
     images: list[dict[str, Any]] = field(default_factory=list)
     """`--image` blocks, attached to the prompt or to the first user message read."""
-    mode: PermissionMode | None = None
+    mode: ClaudeMode | None = None
+    """Claude Code's mode: `dontAsk` and `auto` are kept by the door, the session runs `default`."""
     model: str | None = None
     resume: str | None = None
     """`--resume ID`: continue that stored session."""
@@ -114,6 +115,9 @@ class StreamJsonDoor:
         self.running = False
         self.stdin_closed = False
         self.signalled = 0
+        self.dont_ask = options.mode == "dontAsk"
+        self.notes: list[str] = [AUTO_REFUSED] if options.mode == "auto" else []
+        """Warnings the host shows (`system/informational`), written at the next turn."""
         self._turn_written = anyio.Event()
         self.frames: TurnFrames | None = None
         self.last_result: dict[str, Any] | None = None
@@ -158,6 +162,13 @@ class StreamJsonDoor:
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         call = params.tool_call
+        if self.dont_ask:
+            return RequestPermissionResult.model_validate(
+                {
+                    "outcome": {"outcome": "selected", "optionId": "reject_once"},
+                    "message": "permission mode dontAsk: only pre-approved calls run",
+                }
+            )
         request = {
             "subtype": "can_use_tool",
             "tool_name": cc_tool_name(call.name),
@@ -303,15 +314,18 @@ class StreamJsonDoor:
             resume = recent.data[0].session_id if recent.data else None
         if resume is None:
             params = NewSessionParams(
-                cwd=str(self.options.cwd), mode=self.options.mode, model=self.options.model
+                cwd=str(self.options.cwd),
+                mode=session_mode(self.options.mode),
+                model=self.options.model,
             )
             info = await self.service.new_session(params, session_id=self.options.session_id)
         else:
             info = await self.service.load(resume)
             if self.options.model:
                 self.service.set_model(resume, self.options.model)
-            if self.options.mode:
-                self.service.set_mode(resume, self.options.mode)
+            mode = session_mode(self.options.mode)
+            if mode:
+                self.service.set_mode(resume, mode)
             info = self.service.describe(self.service.get(resume))
         self.session_id, self.model = info.session_id, info.model
 
@@ -452,8 +466,7 @@ class StreamJsonDoor:
             self.service.cancel(self.session_id)
             return {"still_queued": []}
         if subtype == "set_permission_mode":
-            self.service.set_mode(self.session_id, request.mode or "default")
-            return {}
+            return self.set_mode(request.mode or "default")
         if subtype == "set_model":
             model = request.model or self.model
             self.service.set_model(self.session_id, model)
@@ -465,6 +478,37 @@ class StreamJsonDoor:
             offer = self.service.offer(self.session_id)
             return {"mcpServers": claude_statuses(offer.mcp or [], detailed=True)}
         return None
+
+    def set_mode(self, mode: str) -> dict[str, Any]:
+        if mode == "auto":
+            raise ServiceError(
+                errors.INVALID_PARAMS, AUTO_REFUSED.replace("running in", "staying in")
+            )
+        try:
+            own = session_mode(mode)
+        except ValueError as exc:
+            raise ServiceError(errors.INVALID_PARAMS, str(exc)) from None
+        assert own is not None
+        self.service.set_mode(self.session_id, own)
+        self.dont_ask = mode == "dontAsk"
+        return {}
+
+    def mode_shown(self, current: str) -> str:
+        return "dontAsk" if self.dont_ask and current == "default" else current
+
+    def write_notes(self) -> None:
+        for note in self.notes:
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "informational",
+                    "content": note,
+                    "level": "warning",
+                    "session_id": self.session_id,
+                    "uuid": new_uuid(),
+                }
+            )
+        self.notes = []
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -487,7 +531,7 @@ class StreamJsonDoor:
                 "tools": [cc_tool_name(name) for name in offer.tools],
                 "mcp_servers": mcp_servers(offer),
                 "model": info.model,
-                "permissionMode": info.modes.current_mode_id,
+                "permissionMode": self.mode_shown(info.modes.current_mode_id),
                 "slash_commands": [c.name for c in offer.commands],
                 "apiKeySource": api_key_source(info.provider),
                 "claude_code_version": DIALECT_VERSION,
@@ -498,6 +542,7 @@ class StreamJsonDoor:
                 "uuid": new_uuid(),
             }
         )
+        self.write_notes()
         if echo and self.options.replay_user:
             self.write(echo)
         self.frames = TurnFrames(

@@ -1,0 +1,88 @@
+"""Claude Code's own command-line flags as agentls reads them (the print/stream-json run):
+the permission modes the SDKs send, `--tools`, `--system-prompt-file`, and `auth status`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from protocol.methods import PermissionMode
+from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
+
+ClaudeMode = Literal["default", "plan", "acceptEdits", "bypassPermissions", "dontAsk", "auto"]
+CLAUDE_MODES: tuple[ClaudeMode, ...] = (
+    "default",
+    "plan",
+    "acceptEdits",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+)
+DOOR_MODES = ("dontAsk", "auto")
+"""Modes the door keeps itself; the session runs in `default` under them."""
+
+AUTO_REFUSED = (
+    "Permission mode 'auto' (a classifier approves calls) is not available in agentls: "
+    "running in 'default', which asks before edits, commands and fetches."
+)
+
+OTHER_BUILTINS = ("list_dir", "kill_task", "search_sessions", "task_output")
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tools",
+        help="the built-in tools offered: a comma list of names, '' for none, 'default' for all",
+    )
+    parser.add_argument("--system-prompt-file", help="replace the system prompt with a file's text")
+
+
+def session_mode(mode: str | None) -> PermissionMode | None:
+    """The session's own mode for a Claude Code mode (`dontAsk` and `auto` run as `default`)."""
+    match mode:
+        case None:
+            return None
+        case "dontAsk" | "auto":
+            return "default"
+        case "default" | "plan" | "acceptEdits" | "bypassPermissions":
+            return mode
+    raise ValueError(f"unknown permission mode {mode!r}")
+
+
+def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str, Any]:
+    """`base` with what `--tools` and `--system-prompt-file` add; ValueError says what is
+    wrong."""
+    out = {**base}
+    tools = getattr(args, "tools", None)
+    if tools is not None and tools.strip() != "default":
+        kept = {canonical_name(n.strip()) for n in tools.split(",") if n.strip()}
+        section = {**(out.get("tools") or {})}
+        section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
+        out["tools"] = section
+    path = getattr(args, "system_prompt_file", None)
+    if path:
+        try:
+            out["systemPrompt"] = (cwd / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--system-prompt-file {path}: {exc}") from exc
+    return out
+
+
+def all_builtins() -> set[str]:
+    from server.tools.registry import tools_by_name
+
+    return {*tools_by_name(), *CLAUDE_CODE_NAMES, *OTHER_BUILTINS}
+
+
+def auth_status(argv: list[str], out: TextIO = sys.stdout) -> int:
+    """`agentls auth status [--json]`: hosts written for Claude Code check it before starting
+    sessions. agentls has no account: it uses the provider keys it is configured with."""
+    status = {"loggedIn": True, "authMethod": "none", "apiProvider": "agentls"}
+    if "--json" in argv:
+        print(json.dumps(status), file=out)
+    else:
+        print("agentls uses the provider keys in its configuration (no login).", file=out)
+    return 0
