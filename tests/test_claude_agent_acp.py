@@ -81,3 +81,22 @@ def test_cancel_stops_the_turn(tmp_path, workspace, fake_llm):
     assert [r["stopReason"] for r in responses(events)] == ["cancelled"]
     text = "".join(u["content"]["text"] for u in updates(events, "agent_message_chunk"))
     assert text.count("slow") < 50
+
+
+NEW_ADAPTER = "@agentclientprotocol/claude-agent-acp"
+
+
+def test_the_current_adapter_starts_sessions_and_prompts(tmp_path, workspace, fake_llm):
+    """claude-agent-acp 0.101.0 starts its sessions with `--permission-mode auto` and runs
+    `auth status --json` first."""
+    (workspace / "notes.txt").write_text("hello\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(text="It says hello."),
+    )
+    events = run_acp(
+        tmp_path, workspace, fake_llm, [{"text": "What is in notes.txt?"}], adapter=NEW_ADAPTER
+    )
+    assert [r["stopReason"] for r in responses(events)] == ["end_turn"]
+    text = "".join(u["content"]["text"] for u in updates(events, "agent_message_chunk"))
+    assert text.endswith("It says hello.")

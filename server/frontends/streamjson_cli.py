@@ -80,7 +80,7 @@ def all_builtins() -> set[str]:
 def auth_status(argv: list[str], out: TextIO = sys.stdout) -> int:
     """`agentls auth status [--json]`: hosts written for Claude Code check it before starting
     sessions. agentls has no account: it uses the provider keys it is configured with."""
-    status = {"loggedIn": True, "authMethod": "none", "apiProvider": "agentls"}
+    status = {"loggedIn": False, "authMethod": "none", "apiProvider": "agentls"}
     if "--json" in argv:
         print(json.dumps(status), file=out)
     else:

@@ -1,7 +1,8 @@
 // Drives claude-agent-acp (unmodified) over ACP with the ACP TypeScript SDK's client; the adapter
 // runs agentls as its Claude Code executable (CLAUDE_CODE_EXECUTABLE in plan.env).
-// argv[2]: a JSON plan {cwd, env, permission, prompts: [{text, cancelOn?}]}: cancelOn names the
-// session update kind (e.g. agent_message_chunk) whose first arrival cancels that prompt.
+// argv[2]: a JSON plan {cwd, env, permission, adapter?, prompts: [{text, cancelOn?}]}: cancelOn
+// names the session update kind (e.g. agent_message_chunk) whose first arrival cancels that
+// prompt; adapter is the package to run (default @zed-industries/claude-agent-acp).
 // Prints one JSON line per event: {event: "update"|"permission"|"response"|"error"|"done", ...}.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -11,7 +12,7 @@ import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 const plan = JSON.parse(process.argv[2]);
 const say = (event, data) => process.stdout.write(JSON.stringify({ event, ...data }) + "\n");
 const require = createRequire(import.meta.url);
-const adapter = require.resolve("@zed-industries/claude-agent-acp/dist/index.js");
+const adapter = require.resolve(`${plan.adapter ?? "@zed-industries/claude-agent-acp"}/dist/index.js`);
 
 const child = spawn(process.execPath, [adapter], {
   cwd: plan.cwd,
