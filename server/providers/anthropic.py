@@ -20,6 +20,7 @@ from server.providers import images, sse
 from server.providers.base import Provider, ProviderSettings
 from server.providers.errors import billed_on_failure, cut_error, missing_key_error, stream_error
 from server.providers.messages import (
+    CallIds,
     Finish,
     ImagePart,
     Message,
@@ -36,6 +37,7 @@ from server.providers.messages import (
     ToolResultPart,
     ToolSpec,
     Usage,
+    settled,
 )
 from server.providers.sdk_errors import translated
 
@@ -101,7 +103,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model)
-        reader = _EventReader()
+        reader = _EventReader(CallIds(request.messages))
         async with billed_on_failure(self._translated(), reader):
             stream = await self._client.messages.create(**params)
             try:
@@ -214,7 +216,9 @@ def _assistant_block(part: Part) -> dict[str, Any] | None:
             return None  # unsigned thinking (another provider's) cannot be sent
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
     if isinstance(part, TextPart):
-        return _user_block(part) if part.text else None
+        # A reply may hold a whitespace-only text block (around adaptive thinking): the API
+        # refuses it back ("text content blocks must contain non-whitespace text").
+        return _user_block(part) if part.text.strip() else None
     if isinstance(part, ToolCallPart):
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
     return None
@@ -282,7 +286,9 @@ def _event(name: str, kind: str | None, data: str) -> dict[str, Any]:
 class _EventReader:
     """Turns raw message stream events into normalized events."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: CallIds) -> None:
+        self.ids = ids
+        self.calls = 0
         self.tools: dict[int, tuple[str, str, list[str]]] = {}
         self.stop_reason: str | None = None
         self.stopped = False
@@ -305,7 +311,9 @@ class _EventReader:
                 return [ThinkingDelta("", raw={"type": block["type"], "data": block["data"]})]
         elif kind == "content_block_stop" and event["index"] in self.tools:
             call_id, name, pieces = self.tools.pop(event["index"])
-            call = ToolCallPart(id=call_id, name=name, arguments=parse_arguments("".join(pieces)))
+            self.calls += 1
+            arguments = parse_arguments("".join(pieces))
+            call = ToolCallPart(id=self.ids.claim(call_id), name=name, arguments=arguments)
             return [ToolCallReady(call)]
         elif kind == "message_delta":
             self.stop_reason = event["delta"].get("stop_reason") or self.stop_reason
@@ -339,4 +347,5 @@ class _EventReader:
     def finish(self, name: str) -> Finish:
         if not self.stopped:
             raise cut_error(name)
-        return Finish(_STOP.get(self.stop_reason or "", "other"), self.usage)
+        reason = _STOP.get(self.stop_reason or "", "other")
+        return Finish(settled(reason, calls=self.calls > 0), self.usage)

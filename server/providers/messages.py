@@ -93,6 +93,26 @@ class Message:
         return [p for p in self.parts if isinstance(p, ToolCallPart)]
 
 
+class CallIds:
+    """The tool call ids of one reply, unique in the conversation it answers. Some providers
+    repeat ids (an OpenRouter route numbers every call `0`): a repeat gets a fresh id, which is
+    the one its card, its result and the history sent back carry, so every result answers
+    exactly one call (the APIs refuse an id answered twice)."""
+
+    def __init__(self, history: list[Message]) -> None:
+        self._taken = {
+            p.id if isinstance(p, ToolCallPart) else p.tool_call_id
+            for m in history
+            for p in m.parts
+            if isinstance(p, ToolCallPart | ToolResultPart)
+        }
+
+    def claim(self, wanted: str | None) -> str:
+        call_id = wanted if wanted and wanted not in self._taken else fresh_call_id()
+        self._taken.add(call_id)
+        return call_id
+
+
 CONTEXT_TAG = "turn-context"
 """The tag of the per-call turn context message (`server.agent.context`): sent with each model
 call, never part of the history."""
@@ -209,6 +229,17 @@ def _open_thinking(part: TextPart | ThinkingPart) -> TypeGuard[ThinkingPart]:
 FinishReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
 
 
+def settled(reason: FinishReason, *, calls: bool) -> FinishReason:
+    """A reply's finish reason as what it holds says: services report `tool_use` for a reply
+    without tool calls after a tool step (DeepSeek reasoner, Kimi), or a plain stop for one with
+    them."""
+    if calls and reason in ("end_turn", "other"):
+        return "tool_use"
+    if not calls and reason == "tool_use":
+        return "end_turn"
+    return reason
+
+
 @dataclass
 class Finish:
     reason: FinishReason
@@ -236,4 +267,5 @@ class ProviderError(Exception):
         self.retryable = retryable
         self.retry_after = retry_after
         self.usage: Usage | None = None
-        """What the failed call reported it used before it broke (billed all the same)."""
+        """What the failed call reported it used before it broke (billed all the same); for a
+        call retried until it gave up, every attempt's."""

@@ -21,6 +21,7 @@ from server.providers.errors import (
     timeout_error,
 )
 from server.providers.messages import (
+    CallIds,
     Finish,
     FinishReason,
     Message,
@@ -35,7 +36,6 @@ from server.providers.messages import (
     ToolCallReady,
     ToolResultPart,
     Usage,
-    fresh_call_id,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
@@ -87,7 +87,7 @@ class OllamaProvider:
                     key_env="OLLAMA_HOST",
                     headers=response.headers,
                 )
-            reader = _LineReader(self.name)
+            reader = _LineReader(self.name, CallIds(request.messages))
             async for line in response.aiter_lines():
                 for event in reader.feed(line):
                     yield event
@@ -190,8 +190,9 @@ def _assistant(message: Message) -> dict[str, Any]:
 class _LineReader:
     """One NDJSON line at a time; tool calls arrive whole, usage with the final `done` line."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, ids: CallIds) -> None:
         self.name = name
+        self.ids = ids
         self.calls = 0
         self.done: dict[str, Any] | None = None
 
@@ -224,8 +225,7 @@ class _LineReader:
             from server.providers.openai import parse_arguments
 
             arguments = parse_arguments(arguments)
-        call_id = call.get("id") or fresh_call_id()
-        return ToolCallPart(call_id, function.get("name", ""), arguments)
+        return ToolCallPart(self.ids.claim(call.get("id")), function.get("name", ""), arguments)
 
     def finish(self) -> Finish:
         if self.done is None:

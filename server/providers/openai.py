@@ -22,6 +22,7 @@ from server.providers.base import Provider, ProviderSettings
 from server.providers.catalog import fixed_temperature, normalize
 from server.providers.errors import billed_on_failure, cut_error, missing_key_error, stream_error
 from server.providers.messages import (
+    CallIds,
     Finish,
     ImagePart,
     Message,
@@ -36,7 +37,7 @@ from server.providers.messages import (
     ToolResultPart,
     ToolSpec,
     Usage,
-    fresh_call_id,
+    settled,
 )
 from server.providers.sdk_errors import translated
 
@@ -115,7 +116,7 @@ class OpenAIProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = build_params(request, default_model=self._model, provider=self.name)
-        reader = _ChunkReader()
+        reader = _ChunkReader(CallIds(request.messages))
         async with billed_on_failure(self._translated(), reader):
             stream = await self._client.chat.completions.create(**params)
             try:
@@ -328,7 +329,8 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
 class _ChunkReader:
     """Turns chat.completion.chunk objects into events; tool calls complete at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: CallIds) -> None:
+        self.ids = ids
         self.calls: dict[int, dict[str, str]] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
@@ -394,7 +396,7 @@ class _ChunkReader:
         events += [
             ToolCallReady(
                 ToolCallPart(
-                    id=c["id"] or fresh_call_id(),
+                    id=self.ids.claim(c["id"]),
                     name=c["name"],
                     arguments=parse_arguments(c["arguments"]),
                 )
@@ -402,9 +404,7 @@ class _ChunkReader:
             for index, c in sorted(self.calls.items())
         ]
         reason = _FINISH.get(self.finish_reason or "", "other")
-        if events and reason == "end_turn":
-            reason = "tool_use"  # some compatible servers finish tool calls with "stop"
-        events.append(Finish(reason, self.usage))
+        events.append(Finish(settled(reason, calls=bool(self.calls)), self.usage))
         return events
 
 

@@ -2,7 +2,8 @@
 
 A retry restarts the call from scratch. Before each new attempt the stream yields a
 `StreamRestart`; the consumer must throw away everything the failed attempt streamed (text,
-thinking, tool calls), so nothing is ever duplicated in the history. Waits grow exponentially
+thinking, tool calls), so nothing is ever duplicated in the history. The error that ends the
+call carries the usage of all its attempts. Waits grow exponentially
 with jitter; a server's `retry-after` is honoured as long as it is not longer than `max_wait`.
 """
 
@@ -65,6 +66,7 @@ async def stream_with_retries(
     """`provider.stream(request)`, restarted on retryable errors; the last error is raised with
     the number of attempts made."""
     attempt = 0
+    billed = Usage()
     while True:
         try:
             async for event in provider.stream(request):
@@ -72,20 +74,23 @@ async def stream_with_retries(
             return
         except ProviderError as exc:
             attempt += 1
+            billed += exc.usage or Usage()
             delay = policy.delay(attempt, exc)
             if delay is None and attempt == 1:
                 raise
             if delay is None:
-                raise _gave_up(exc, attempt) from exc
+                raise _gave_up(exc, attempt, billed) from exc
             restart = StreamRestart(attempt, round(delay, 3), str(exc), usage=exc.usage)
         yield restart
         await sleep(delay)
 
 
-def _gave_up(exc: ProviderError, attempts: int) -> ProviderError:
-    return ProviderError(
+def _gave_up(exc: ProviderError, attempts: int, billed: Usage) -> ProviderError:
+    error = ProviderError(
         f"{exc} (gave up after {attempts} attempts)",
         status=exc.status,
         retryable=exc.retryable,
         retry_after=exc.retry_after,
     )
+    error.usage = billed
+    return error
