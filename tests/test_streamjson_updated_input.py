@@ -7,6 +7,7 @@ from __future__ import annotations
 from claude_agent_sdk import ClaudeSDKClient, PermissionResultAllow, PermissionResultDeny
 
 from server.testing.fake_llm import FakeToolCall, Reply
+from tests.test_sandbox import needs_bwrap
 from tests.test_streamjson_sdk import options
 
 
@@ -53,9 +54,10 @@ async def test_the_same_path_with_other_content_runs_as_allowed(tmp_path, worksp
     assert asked == ["Write"] and (workspace / "a.txt").read_text() == "mine"
 
 
+@needs_bwrap
 async def test_an_answer_cannot_take_a_command_out_of_the_sandbox(tmp_path, workspace, fake_llm):
     fake_llm.script(
-        Reply(tool_calls=[FakeToolCall("bash", {"command": "echo hi"})]),
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "echo hi > ../out.txt"})]),
         Reply(text="done"),
     )
     asked = []
@@ -65,6 +67,10 @@ async def test_an_answer_cannot_take_a_command_out_of_the_sandbox(tmp_path, work
         asked.append(tool_input["command"])
         return PermissionResultAllow(updated_input=rewritten)
 
-    await run(options(tmp_path, workspace, fake_llm, can_use_tool=can_use_tool))
-    assert asked == ["echo hi", rewritten["command"]]
-    assert not (tmp_path / "pwned").exists()
+    opts = options(tmp_path, workspace, fake_llm, can_use_tool=can_use_tool)
+    opts.env["AGENTLS_SANDBOX"] = "workspace-write"
+    await run(opts)
+    # The first call asked because it writes outside (it would have run outside once allowed);
+    # the rewrite stays inside the sandbox, which runs it unasked and keeps $HOME read-only.
+    assert asked == ["echo hi > ../out.txt"]
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "out.txt").exists()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -166,16 +166,33 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
 
 
 async def _check_permission(
-    session: AgentSession, tool: Tool, args: Any, call: ToolCallPart, sink: TurnSink
+    session: AgentSession,
+    tool: Tool,
+    args: Any,
+    call: ToolCallPart,
+    sink: TurnSink,
+    *,
+    shown: dict[str, Any] | None = None,
+    rewrites: int = 0,
 ) -> tuple[str | None, Tool, Any]:
     """(None, tool, args to run) when the call may run, else (the message the model gets, ...).
-    The tool is another only when the user wrote their own version of a proposed change."""
+    The tool is another only when the user wrote their own version of a proposed change.
+    `shown`: the input the user is asked about when an answer rewrote the model's."""
     ruled = rules.judge(tool, args, session.tool_ctx)
     if ruled is not None and ruled.action == "deny":
         return f"Not allowed: {ruled.reason}.", tool, args
     if approval_due(session, tool):
         return await approve_plan(session, tool, args, call, sink), tool, args
-    return await _ask(session, tool, args, call, sink, ruled)
+    asked = Asked(call, call.arguments if shown is None else shown, rewrites)
+    return await _ask(session, tool, args, asked, sink, ruled)
+
+
+@dataclass(frozen=True)
+class Asked:
+    call: ToolCallPart
+    shown: dict[str, Any]
+    """The input the user sees: the model's, or an earlier answer's rewrite of it."""
+    rewrites: int
 
 
 def _decide(session: AgentSession, tool: Tool, args: Any, ruled: Decision | None) -> Decision:
@@ -194,10 +211,11 @@ async def _ask(
     session: AgentSession,
     tool: Tool,
     args: Any,
-    call: ToolCallPart,
+    asked: Asked,
     sink: TurnSink,
     ruled: Decision | None,
 ) -> tuple[str | None, Tool, Any]:
+    call = asked.call
     decision = _decide(session, tool, args, ruled)
     if decision.outside and decision.action != "deny":
         args = leave_sandbox(tool, args)
@@ -210,7 +228,7 @@ async def _ask(
         tool_call_id=call.id,
         name=call.name,
         title=tool.title(args),
-        input=call.arguments,
+        input=asked.shown,
         reason=decision.reason or None,
         risk=tool.call_risk(args),
         proposal=Diff(path=proposal.path, old_text=proposal.old_text, new_text=proposal.new_text)
@@ -240,12 +258,7 @@ async def _ask(
             own = users_version(session, reply.updated_input, ref.proposal)
             if own is not None:
                 return None, *own
-            try:
-                args = tool.Input.model_validate(reply.updated_input)
-            except ValidationError as exc:
-                return f"The user's edited input is invalid: {_describe(exc)}", tool, args
-            if decision.outside:
-                args = leave_sandbox(tool, args)
+            return await _rewritten(session, tool, args, asked, sink, reply.updated_input, decision)
         return None, tool, args
     if kind is not None:
         permissions.remember(session.permissions, decision, kind)
@@ -258,6 +271,51 @@ async def _ask(
         tool,
         args,
     )
+
+
+PAYLOAD = frozenset(
+    {"content", "old_string", "new_string", "replace_all", "new_line", "expected_line", "timeout"}
+)
+"""Input fields no permission decision looks at: an answer may change them without the call
+being judged again."""
+MAX_REWRITES = 3
+
+
+async def _rewritten(
+    session: AgentSession,
+    tool: Tool,
+    args: Any,
+    asked: Asked,
+    sink: TurnSink,
+    updated: dict[str, Any],
+    decision: Decision,
+) -> tuple[str | None, Tool, Any]:
+    """The call as an allowing answer rewrote it. Another path, command or any other judged
+    field is a new call, judged (and asked about) again; `outside_sandbox` never comes from an
+    answer, only from allowing a call the policy said runs outside."""
+    updated = {k: v for k, v in updated.items() if k != "outside_sandbox"}
+    try:
+        new = tool.Input.model_validate(updated)
+    except ValidationError as exc:
+        return f"The user's edited input is invalid: {_describe(exc)}", tool, args
+    if _judged_fields(session, tool, new) == _judged_fields(session, tool, args):
+        return None, tool, leave_sandbox(tool, new) if decision.outside else new
+    if asked.rewrites >= MAX_REWRITES:
+        return "Not run: the answers kept changing the call.", tool, args
+    return await _check_permission(
+        session, tool, new, asked.call, sink, shown=updated, rewrites=asked.rewrites + 1
+    )
+
+
+def _judged_fields(session: AgentSession, tool: Tool, args: Any) -> dict[str, Any]:
+    """The fields a decision looks at, paths resolved (`a.txt` and its absolute form are one)."""
+    paths = set(tool.paths(args))
+    fields = args.model_dump() if hasattr(args, "model_dump") else {}
+    return {
+        k: str(session.tool_ctx.resolve(v)) if isinstance(v, str) and v in paths else v
+        for k, v in fields.items()
+        if k not in PAYLOAD and k != "outside_sandbox"
+    }
 
 
 def users_version(
