@@ -12,17 +12,28 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agent_client import server_env
-from tests.test_e2e_resident import WAIT_S, Raw, listening, request, run_dir  # noqa: F401
+from tests.test_e2e_resident import WAIT_S, Raw, listening, request
 
 pytestmark = pytest.mark.timeout(300)
 OWNER_TOKEN = "owner-" + "a1" * 24
 BOB_TOKEN = "bob-" + "b2" * 24
+SERVE = [sys.executable, "-m", "server.cli", "serve"]
+
+
+@pytest.fixture
+def run_dir() -> Iterator[Path]:
+    """A short private dir for sockets (their paths are limited to 107 characters)."""
+    with tempfile.TemporaryDirectory(prefix="al-") as tmp:
+        Path(tmp).chmod(0o700)
+        yield Path(tmp)
 
 
 def write_token(path: Path, token: str) -> Path:
@@ -72,12 +83,17 @@ async def test_a_principal_never_reaches_another_principals_data_dir(tmp_path: P
     bob_home = tmp_path / "bob-data"
     owner_token = write_token(tmp_path / "owner.token", OWNER_TOKEN)
     bob_token = write_token(tmp_path / "bob.token", BOB_TOKEN)
-    config = {"server": {"principals": {"bob": {"tokenFile": str(bob_token), "home": str(bob_home)}}}}
+    config = {
+        "server": {"principals": {"bob": {"tokenFile": str(bob_token), "home": str(bob_home)}}}
+    }
     env = owner_env(tmp_path, config)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     owner_data = env["AGENTLS_HOME"]
-    async with listening(env, "tcp://127.0.0.1:0", "--token-file", str(owner_token)) as (address, _):
+    async with listening(env, "tcp://127.0.0.1:0", "--token-file", str(owner_token)) as (
+        address,
+        _,
+    ):
         owner = await Raw.tcp(address)
         assert "result" in await attach(owner, token=OWNER_TOKEN)
         await ready(owner)
@@ -85,7 +101,10 @@ async def test_a_principal_never_reaches_another_principals_data_dir(tmp_path: P
         sid = created["result"]["sessionId"]
         said = "the vault code is hunter2-7731"
         turn = await call(
-            owner, 4, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": said}]}
+            owner,
+            4,
+            "session/prompt",
+            {"sessionId": sid, "prompt": [{"type": "text", "text": said}]},
         )
         assert turn["result"]["terminal"] == "completed"
 
@@ -119,7 +138,9 @@ FLOOR_BREAKERS = [
     ),
     pytest.param({"env": {"AGENTLS_SANDBOX": "off"}}, "sandbox", id="env-sandbox-off"),
     pytest.param(
-        {"env": {"AGENTLS_PERMISSION_MODE": "bypassPermissions"}}, "permission mode", id="env-bypass"
+        {"env": {"AGENTLS_PERMISSION_MODE": "bypassPermissions"}},
+        "permission mode",
+        id="env-bypass",
     ),
 ]
 
@@ -177,7 +198,9 @@ async def test_attach_cannot_pass_an_engine_command_unless_the_owner_allows_it(
     assert marker.exists()
 
 
-async def test_session_requests_cannot_lower_the_owners_floor(tmp_path: Path, run_dir: Path) -> None:
+async def test_session_requests_cannot_lower_the_owners_floor(
+    tmp_path: Path, run_dir: Path
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env = owner_env(tmp_path)
@@ -246,7 +269,7 @@ async def test_new_token_writes_a_long_private_token_and_short_ones_are_refused(
     env = server_env(tmp_path)
     path = tmp_path / "made.token"
     made = subprocess.run(
-        [sys.executable, "-m", "server.cli", "serve", "--new-token", str(path)],
+        [*SERVE, "--new-token", str(path)],
         env=env,
         capture_output=True,
         timeout=WAIT_S,
@@ -261,8 +284,7 @@ async def test_new_token_writes_a_long_private_token_and_short_ones_are_refused(
 
     short = write_token(tmp_path / "short.token", "x")
     proc = subprocess.run(
-        [sys.executable, "-m", "server.cli", "serve", "--listen", "tcp://127.0.0.1:0"]
-        + ["--token-file", str(short)],
+        [*SERVE, "--listen", "tcp://127.0.0.1:0", "--token-file", str(short)],
         env=env,
         capture_output=True,
         timeout=WAIT_S,
