@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import Any
 
 from server.logs import warn_once
+from server.providers import thinking
 from server.providers.catalog import describe, fixed_temperature, normalize, reasons
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,8 @@ def infer(model_id: str) -> dict[str, Any]:
 
 
 def resolve(provider: str, model_id: str, *overrides: dict[str, Any] | None) -> dict[str, Any]:
-    return merge(defaults(provider), infer(model_id), *overrides)
+    merged = merge(defaults(provider), infer(model_id), *overrides)
+    return thinking.room_for_answer(model_id, merged)
 
 
 # -- the config's layouts ----------------------------------------------------------------------

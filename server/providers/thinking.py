@@ -142,6 +142,19 @@ def budget(model_id: str, request: ThinkingRequest, max_tokens: int | None) -> t
     return chosen, total
 
 
+def room_for_answer(model_id: str, merged: dict[str, Any]) -> dict[str, Any]:
+    """Options that carry `thinking: {type: enabled, budget_tokens}` themselves (the config's
+    `providerOptions`, a skill's) get the max_tokens a requested budget gets (`budget`)."""
+    setting = merged.get("thinking")
+    if not isinstance(setting, dict) or setting.get("type") != "enabled":
+        return merged
+    chosen = parse_budget(setting.get("budget_tokens"))
+    if chosen is None or family(model_id) == "none":
+        return merged
+    tokens, total = budget(model_id, ThinkingRequest(True, chosen), merged.get("maxTokens"))
+    return {**merged, "thinking": {**setting, "budget_tokens": tokens}, "maxTokens": total}
+
+
 def add_thinking_flags(parser: argparse.ArgumentParser) -> None:
     """`--think [think|hard|ultra]`, `--ultrathink`, `--thinking-budget N`."""
     group = parser.add_argument_group("thinking")
