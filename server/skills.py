@@ -6,7 +6,8 @@ Discovery layers, later wins on a name clash (names compare case-insensitively):
 `<project>/.agents/skills` < `<project>/.agentls/skills`. `AGENTLS_SKILLS=0` turns them all off.
 
 Only the frontmatter is read at discovery; the body is read when the skill runs. A skill whose
-frontmatter is broken is skipped and reported as a `SkillWarning`; discovery never raises.
+frontmatter is broken is skipped and reported as a `SkillWarning`, as is what a usable skill's
+frontmatter asks that agentls does not use; discovery never raises.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import yaml
 
 from protocol.methods import CatalogWarning, SkillInfo, SkillsListResult
 from server.config import local_model_file
+from server.logs import warn_once
 from server.providers.options import SKILL_STATE_KEY
 
 log = logging.getLogger(__name__)
@@ -51,7 +53,8 @@ class FrontmatterError(ValueError):
 
 @dataclass(frozen=True)
 class SkillWarning:
-    """A skill (or subagent profile) file that was skipped, and why."""
+    """A skill (or subagent profile) file that was skipped, and why; or what a skill's
+    frontmatter asks that is not used."""
 
     path: str
     message: str
@@ -72,6 +75,8 @@ class Skill:
     allowed_tools: tuple[str, ...] = ()
     model: str | None = None
     provider_options: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+    """What the frontmatter says that agentls does not use (reported, the skill still runs)."""
 
     @property
     def directory(self) -> Path:
@@ -212,9 +217,7 @@ def parse_skill(file: Path, source: Source) -> Skill:
     name = required_text(data, "name")
     if not _NAME.fullmatch(name):
         raise FrontmatterError(f"name {name!r} must be one word (no spaces, '/' or '$')")
-    options = data.get("providerOptions")
-    if options is not None and not isinstance(options, dict):
-        raise FrontmatterError("'providerOptions' must be a mapping")
+    options, notes = _options(data)
     return Skill(
         name=name,
         description=required_text(data, "description"),
@@ -226,7 +229,29 @@ def parse_skill(file: Path, source: Source) -> Skill:
         allowed_tools=name_list(data, "allowed-tools") or (),
         model=optional_text(data, "model"),
         provider_options=options,
+        notes=notes,
     )
+
+
+def _options(data: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """`providerOptions` over the seed format's `modelHints.providerOptions`, and the other
+    model hints, which nothing here reads."""
+    hints = _mapping(data, "modelHints") or {}
+    hinted = _mapping(hints, "providerOptions", "modelHints.providerOptions")
+    options = overlay(hinted or {}, _mapping(data, "providerOptions") or {})
+    notes = tuple(
+        f"modelHints.{key} is not used (agentls reads modelHints.providerOptions only)"
+        for key in hints
+        if key != "providerOptions"
+    )
+    return options or None, notes
+
+
+def _mapping(data: dict[str, Any], key: str, shown: str | None = None) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise FrontmatterError(f"'{shown or key}' must be a mapping")
+    return value
 
 
 # -- discovery ----------------------------------------------------------------------------------
@@ -266,6 +291,9 @@ def discover(
                 log.warning("skill %s skipped: %s", file, exc)
                 warnings.append(SkillWarning(str(file), str(exc)))
                 continue
+            for note in skill.notes:
+                warn_once(log, (file, note), "skill %s: %s", file, note)
+                warnings.append(SkillWarning(str(file), note))
             found[skill.name.lower()] = skill
     return sorted(found.values(), key=lambda s: s.name.lower()), warnings
 
