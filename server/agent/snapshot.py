@@ -7,6 +7,7 @@ from typing import Any
 from server.agent import pairing
 from server.agent.state import AgentSession
 from server.providers.codec import message_from_dict, message_to_dict
+from server.tools import todo
 
 SNAPSHOT_VERSION = 1
 
@@ -23,7 +24,7 @@ def native_snapshot(session: AgentSession, *, since: int = 0) -> dict[str, Any]:
         "mode": session.permissions.mode,
         "allowRules": sorted(session.permissions.allow_rules),
         "denyRules": sorted(session.permissions.deny_rules),
-        "toolState": _jsonable(session.tool_ctx.state),
+        "toolState": _jsonable(session.tool_ctx.state, skip=todo.unsaved(session.spec.config)),
         "view": {
             "summary": view.summary,
             "summarized": view.summarized,
@@ -54,9 +55,10 @@ def apply_native_snapshot(session: AgentSession, snapshot: dict[str, Any]) -> No
     session.view.elided = set(view.get("elided") or [])
 
 
-def _jsonable(state: dict[str, Any]) -> dict[str, Any]:
-    """Tool state minus anything that is not plain JSON (live handles never resume)."""
-    return {k: v for k, v in state.items() if _is_plain(v)}
+def _jsonable(state: dict[str, Any], *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Tool state minus anything that is not plain JSON (live handles never resume) and the
+    keys the config keeps out of storage."""
+    return {k: v for k, v in state.items() if k not in skip and _is_plain(v)}
 
 
 def _is_plain(value: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from typing import Literal
 
@@ -9,7 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protocol.updates import Plan, PlanEntry
 from server.config import positive
+from server.logs import warn_once
 from server.tools.base import Tool, ToolContext, ToolError, ToolInput
+
+log = logging.getLogger(__name__)
 
 Status = Literal["pending", "in_progress", "completed", "cancelled"]
 
@@ -69,6 +73,24 @@ def max_items(config: dict) -> int:
     """`todos.maxPerSession`: how many items the list may hold (default 50)."""
     value = positive((config.get("todos") or {}).get("maxPerSession"), DEFAULT_MAX_ITEMS)
     return value if isinstance(value, int) else DEFAULT_MAX_ITEMS
+
+
+STATE_KEYS = ("todos", "todoRevision")
+
+
+def unsaved(config: dict) -> tuple[str, ...]:
+    """The tool-state keys a stored session leaves out: the list's, with `todos.persist: false`
+    (the list then lives as long as the process serves the session)."""
+    persist = (config.get("todos") or {}).get("persist", True)
+    if not isinstance(persist, bool):
+        warn_once(
+            log,
+            ("todos.persist", repr(persist)),
+            "todos.persist %r is not true or false; the todo list is stored",
+            persist,
+        )
+        return ()
+    return () if persist else STATE_KEYS
 
 
 def check(todos: list[TodoItem], limit: int = DEFAULT_MAX_ITEMS) -> None:
