@@ -124,3 +124,24 @@ async def test_todos_persist_false_keeps_the_list_out_of_the_stored_session(
     listing = "".join(u["update"].get("text", "") for u in again.updates)
     assert ("step one" in listing) is persist, listing
     assert ("No todos." in listing) is not persist, listing
+
+
+# -- 14. webFetch.timeout's warning, once -------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="server.config.duration warns at every load_config: the user config is loaded at "
+    "initialize and again for each session (server/sessions/service.py)",
+)
+async def test_a_bad_web_fetch_timeout_is_named_once(tmp_path, workspace, fake_llm) -> None:
+    user = tmp_path / "config" / "agentls" / "config.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"webFetch": {"timeout": "forever"}}))
+    client = await serve(tmp_path, workspace, fake_llm)
+    try:
+        for _ in range(2):
+            await new_session(client, workspace)
+    finally:
+        await client.close()
+    assert log_text(tmp_path).count("webFetch.timeout 'forever'") == 1
