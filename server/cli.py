@@ -180,6 +180,11 @@ def build_serve_parser(command: str = "serve") -> argparse.ArgumentParser:
         )
         parser.add_argument("--token-file", help="the token TCP and WebSocket clients must send")
         parser.add_argument(
+            "--new-token",
+            metavar="FILE",
+            help="write a new random token to FILE (mode 600) for --token-file, and exit",
+        )
+        parser.add_argument(
             "--idle-timeout",
             type=float,
             help="with --listen: exit after this many seconds without a connection",
@@ -312,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
         args, unknown = build_serve_parser().parse_known_args(argv[1:])
         if unknown:
             print(f"agentls: ignoring unknown arguments: {' '.join(unknown)}", file=sys.stderr)
+        if args.new_token:
+            from server.frontends.principals import new_token
+
+            new_token(Path(args.new_token))
+            print(f"agentls: a new token is in {args.new_token}", file=sys.stderr)
+            return 0
         if args.listen is not None:
             return serve_listening(args)
         from server.frontends.jsonrpc import run_stdio
@@ -330,14 +341,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve_listening(args: argparse.Namespace) -> int:
-    from server.frontends.address import AddressError, default_address, parse, read_token
+    from server.frontends.address import AddressError, default_address, parse
     from server.frontends.listen import run_listen
+    from server.frontends.principals import attach_policy, read_long_token
     from server.logs import setup_logging
 
     try:
         address = parse(args.listen) if args.listen else default_address(os.environ)
-        token = read_token(args.token_file) if args.token_file else None
+        token = read_long_token(args.token_file) if args.token_file else None
         base = flags_from(args)
+        policy = attach_policy(token, base, attach_flags)
     except (AddressError, ValueError) as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
@@ -347,7 +360,7 @@ def serve_listening(args: argparse.Namespace) -> int:
         lambda: run_listen(
             address,
             connection_services(base),
-            token=token,
+            policy=policy,
             idle_timeout=args.idle_timeout,
             private_dir=private,
             print_door=print_runs(base),
@@ -375,6 +388,20 @@ def connection_services(base: dict[str, Any]):
         return lambda channel: factory(channel, attach.env, attach.cwd)
 
     return service_for
+
+
+def attach_flags(attach) -> dict[str, Any] | None:
+    """A connection's flags as config (either door); None when they do not parse."""
+    argv = list(attach.argv or [])
+    try:
+        if attach.door == "print":
+            kept, _ = drop_unknown(argv, "stream-json" in argv)
+            args, _ = build_print_parser().parse_known_args(kept)
+        else:
+            args, _ = build_serve_parser().parse_known_args(argv)
+        return flags_from(args)
+    except (SystemExit, ValueError):
+        return None
 
 
 def print_runs(base: dict[str, Any]):

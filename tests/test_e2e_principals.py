@@ -43,6 +43,7 @@ def write_token(path: Path, token: str) -> Path:
 
 
 def owner_env(tmp_path: Path, config: dict[str, Any] | None = None, **extra: str) -> dict:
+    extra = {"AGENTLS_SANDBOX": "workspace-write", **extra}  # the suite's default is off
     env = server_env(tmp_path / "owner", AGENTLS_PROVIDER="scripted", **extra)
     user_config = tmp_path / "owner" / "config" / "agentls" / "config.json"
     user_config.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +233,10 @@ s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "connection/attach",
     "params": {"argv": ["--sandbox", "off", "--permission-mode", "bypassPermissions"]}}).encode()
-s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+try:
+    s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+except OSError:
+    pass
 s.settimeout(60)
 data = b""
 while chunk := s.recv(65536):

@@ -24,6 +24,7 @@ from tests.conftest import write_project_config
 
 pytestmark = pytest.mark.timeout(300)
 WAIT_S = 120.0
+TOKEN = "s3cret-token-for-tests-" + "0123456789" * 3
 
 
 @pytest.fixture
@@ -120,10 +121,10 @@ async def wait_until(check, what: str) -> Any:
 # -- two users on one server -----------------------------------------------------------------
 
 
-async def test_two_clients_on_one_resident_server_keep_keys_sessions_and_events_apart(
+async def test_two_principals_on_one_resident_server_keep_keys_sessions_and_events_apart(
     tmp_path: Path, run_dir: Path
 ) -> None:
-    address = f"unix:{run_dir / 'shared.sock'}"
+    """alice owns the server; bob is a principal her user config maps to his own data dir."""
     with (
         FakeModelServer(api_key="sk-alice-0123456789") as fake_a,
         FakeModelServer(api_key="sk-bob-9876543210") as fake_b,
@@ -132,37 +133,51 @@ async def test_two_clients_on_one_resident_server_keep_keys_sessions_and_events_
         ws_b, env_b = home(tmp_path, "bob", run_dir, OPENAI_API_KEY="sk-bob-9876543210")
         use_fake(ws_a, fake_a)
         use_fake(ws_b, fake_b)
+        bob_token = token_file(tmp_path, "bob-" + TOKEN, name="bob.token")
+        config = tmp_path / "alice" / "config" / "agentls" / "config.json"
+        principals = {"bob": {"tokenFile": str(bob_token), "home": env_b["AGENTLS_HOME"]}}
+        config.write_text(
+            json.dumps({**json.loads(config.read_text()), "server": {"principals": principals}})
+        )
+        bob_flags = ("--token-file", str(bob_token), "--base-url", FAKE_MODELS["openai"][2](fake_b))
         fake_a.script(Reply(text="answer for alice"))
         fake_b.script(Reply(text="answer for bob"), Reply(text="bob again"))
-        async with bridged(env_a, address) as alice, bridged(env_b, address) as bob:
-            sid_a = await new_session(alice, ws_a)
-            sid_b = await new_session(bob, ws_b)
-            result_a, result_b = await asyncio.gather(
-                finished(alice, sid_a, "hello"), finished(bob, sid_b, "hello")
-            )
-            assert (result_a["terminal"], result_b["terminal"]) == ("completed", "completed")
-            assert len(resident_pids(run_dir)) == 1
-            listed_a = await alice.call("session/list", {})
-            listed_b = await bob.call("session/list", {})
-            with pytest.raises(Exception) as foreign:
-                await bob.call("session/load", {"sessionId": sid_a})
-        assert {u["sessionId"] for u in alice.updates} == {sid_a}
-        assert {u["sessionId"] for u in bob.updates} == {sid_b}
-        assert message_text(alice.updates) == "answer for alice"
-        assert message_text(bob.updates) == "answer for bob"
-        assert [s["sessionId"] for s in listed_a["data"]] == [sid_a]
-        assert [s["sessionId"] for s in listed_b["data"]] == [sid_b]
-        assert getattr(foreign.value, "code", None) == -31001  # SessionNotFound
-        assert [r.headers["authorization"] for r in fake_a.requests] == [
-            "Bearer sk-alice-0123456789"
-        ]
-        assert [r.headers["authorization"] for r in fake_b.requests] == ["Bearer sk-bob-9876543210"]
-        # alice has left (shutdown and exit end her connection only): bob's session goes on
-        async with bridged(env_b, address) as bob_again:
-            await bob_again.call("session/load", {"sessionId": sid_b})
-            again = await finished(bob_again, sid_b, "and again")
-        assert again["terminal"] == "completed"
-        assert fake_b.requests[-1].headers["authorization"] == "Bearer sk-bob-9876543210"
+        alice_token = token_file(tmp_path, TOKEN, name="alice.token")
+        server = listening(env_a, "tcp://127.0.0.1:0", "--token-file", str(alice_token))
+        async with server as (address, _):
+            async with (
+                bridged(env_a, address, "--token-file", str(alice_token)) as alice,
+                bridged(env_b, address, *bob_flags) as bob,
+            ):
+                sid_a = await new_session(alice, ws_a)
+                sid_b = await new_session(bob, ws_b)
+                result_a, result_b = await asyncio.gather(
+                    finished(alice, sid_a, "hello"), finished(bob, sid_b, "hello")
+                )
+                assert (result_a["terminal"], result_b["terminal"]) == ("completed", "completed")
+                listed_a = await alice.call("session/list", {})
+                listed_b = await bob.call("session/list", {})
+                with pytest.raises(Exception) as foreign:
+                    await bob.call("session/load", {"sessionId": sid_a})
+            assert {u["sessionId"] for u in alice.updates} == {sid_a}
+            assert {u["sessionId"] for u in bob.updates} == {sid_b}
+            assert message_text(alice.updates) == "answer for alice"
+            assert message_text(bob.updates) == "answer for bob"
+            assert [s["sessionId"] for s in listed_a["data"]] == [sid_a]
+            assert [s["sessionId"] for s in listed_b["data"]] == [sid_b]
+            assert getattr(foreign.value, "code", None) == -31001  # SessionNotFound
+            assert [r.headers["authorization"] for r in fake_a.requests] == [
+                "Bearer sk-alice-0123456789"
+            ]
+            assert [r.headers["authorization"] for r in fake_b.requests] == [
+                "Bearer sk-bob-9876543210"
+            ]
+            # alice has left (shutdown and exit end her connection only): bob's session goes on
+            async with bridged(env_b, address, *bob_flags) as bob_again:
+                await bob_again.call("session/load", {"sessionId": sid_b})
+                again = await finished(bob_again, sid_b, "and again")
+            assert again["terminal"] == "completed"
+            assert fake_b.requests[-1].headers["authorization"] == "Bearer sk-bob-9876543210"
     for path in tmp_path.glob("*/data/**/*"):
         if path.is_file():
             data = path.read_bytes()
@@ -195,8 +210,8 @@ async def listening(
             await drain
 
 
-def token_file(tmp_path: Path, token: str = "s3cret-token-for-tests") -> Path:
-    path = tmp_path / "token"
+def token_file(tmp_path: Path, token: str = TOKEN, name: str = "token") -> Path:
+    path = tmp_path / name
     path.write_text(token + "\n")
     path.chmod(0o600)
     return path
@@ -259,19 +274,19 @@ async def test_tcp_refuses_a_wrong_or_missing_token_before_any_method_runs(
         assert await raw.closed()
 
         raw = await Raw.tcp(address)
-        raw.send(request(1, "connection/attach", {"token": "s3cret-token-for-tests"}))
+        raw.send(request(1, "connection/attach", {"token": TOKEN}))
         attached = await raw.read()
         assert attached is not None and attached["result"]["pid"] > 0
         raw.send(request(2, "initialize", INITIALIZE))
         initialized = await raw.read()
         assert initialized is not None and "agentls" in json.dumps(initialized["result"])
-        raw.send(request(3, "connection/attach", {"token": "s3cret-token-for-tests"}))
+        raw.send(request(3, "connection/attach", {"token": TOKEN}))
         again = await raw.read()
         assert again is not None and again["error"]["code"] == -32600
         raw.writer.close()
 
         (tmp_path / "other").mkdir()
-        wrong = token_file(tmp_path / "other", "not-the-token")
+        wrong = token_file(tmp_path / "other", "not-the-token-" + "x" * 40)
         bridge = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "server.cli", "serve", "--connect", address,
             "--token-file", str(wrong), env=env, stdin=asyncio.subprocess.PIPE,
@@ -440,7 +455,7 @@ async def test_a_websocket_client_runs_a_whole_turn(tmp_path: Path, workspace: P
                 async with connect(address):
                     pass
             assert refused.value.response.status_code == 401
-            headers = {"Authorization": "Bearer s3cret-token-for-tests"}
+            headers = {"Authorization": f"Bearer {TOKEN}"}
             async with connect(address, additional_headers=headers) as ws:
                 key_env = {**env, "OPENAI_API_KEY": "sk-ws-client-key"}
                 await ws.send(json.dumps(request(1, "connection/attach", {"env": key_env})))
@@ -577,8 +592,14 @@ async def test_a_crashing_engine_or_a_broken_client_never_touches_another_connec
     crash = f"{sys.executable} -c 'import os; os._exit(3)'"
     with FakeModelServer() as fake:
         ws_b, env_b = home(tmp_path, "bob", run_dir, OPENAI_API_KEY="sk-bob-key-123")
-        ws_a, env_a = home(tmp_path, "alice", run_dir, AGENTLS_PROVIDER="scripted")
+        ws_a = tmp_path / "alice-ws"
+        ws_a.mkdir()
+        env_a = {**env_b, "AGENTLS_PROVIDER": "scripted"}
         use_fake(ws_b, fake)
+        config = tmp_path / "bob" / "config" / "agentls" / "config.json"
+        config.write_text(
+            json.dumps({**json.loads(config.read_text()), "server": {"allowEngineCommand": True}})
+        )
         fake.script(slow)
         async with bridged(env_b, address) as bob:
             sid = await new_session(bob, ws_b)

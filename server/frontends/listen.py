@@ -5,13 +5,13 @@ A connection opens with `connection/attach` (the token on TCP; the environment a
 the client's sessions use). On a Unix socket and on a WebSocket whose upgrade carried the token,
 the first message may be anything else: the connection then uses the server's environment.
 A connection that fails auth gets `Unauthorized` before any method runs, and is closed.
+Who a connection acts for and what it may not change: `server.frontends.principals`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import os
 import socket
@@ -33,6 +33,14 @@ from server.frontends.envelope import error_reply
 from server.frontends.jsonrpc import AgentlsServer
 from server.frontends.jsonrpc_transport import CoalescingWriter
 from server.frontends.lsp_frames import BadFrame, read_frames
+from server.frontends.principals import (
+    PRE_AUTH_BYTES,
+    PRE_AUTH_S,
+    AttachPolicy,
+    Principal,
+    Refused,
+    gate,
+)
 from server.frontends.print_door import PrintDoor, serve_print
 from server.frontends.stdio import cancel_on_signals, parse_json
 
@@ -112,13 +120,13 @@ class Resident:
         self,
         service_for: ServiceFor,
         *,
-        token: str | None,
+        policy: AttachPolicy,
         idle_timeout: float | None,
         print_door: PrintDoor | None = None,
     ):
         self.service_for = service_for
         self.print_door = print_door
-        self.token = token
+        self.policy = policy
         self.idle_timeout = idle_timeout
         self.stopped = asyncio.Event()
         self._connections: set[asyncio.Task] = set()
@@ -158,14 +166,20 @@ class Resident:
     async def on_stream(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, needs_token: bool
     ) -> None:
-        if not same_user(writer):
-            log.warning("refused a Unix socket connection from another user")
+        refusal = peer_refusal(writer)
+        if refusal is not None:
+            log.warning("refused a Unix socket connection: %s", refusal)
+            reply = error_reply(None, errors.UNAUTHORIZED, f"connection refused: {refusal}")
+            writer.write(lsp_frame(reply))
+            with contextlib.suppress(ConnectionError, OSError):
+                await writer.drain()
             writer.close()
             return
+        budget = PreAuth(PRE_AUTH_BYTES if needs_token else None)
 
         async def next_chunk() -> bytes:
             try:
-                return await reader.read(65536)
+                return budget.take(await reader.read(65536))
             except (ConnectionError, OSError):
                 return b""
 
@@ -176,9 +190,15 @@ class Resident:
             needs_token=needs_token,
             include_headers=True,
             reader=reader,
+            budget=budget,
         )
 
     async def on_websocket(self, ws: Any) -> None:
+        principal = getattr(ws, "agentls_principal", None)
+        if not isinstance(principal, Principal):
+            await ws.close()
+            return
+
         async def frames() -> AsyncIterator[Any]:
             try:
                 async for message in ws:
@@ -191,7 +211,9 @@ class Resident:
 
         out = WebSocketOut(ws)
         try:
-            await self._serve(frames(), out, needs_token=False, include_headers=False)
+            await self._serve(
+                frames(), out, needs_token=False, include_headers=False, principal=principal
+            )
         finally:
             await out.drained()
 
@@ -203,8 +225,12 @@ class Resident:
         needs_token: bool,
         include_headers: bool,
         reader: asyncio.StreamReader | None = None,
+        budget: PreAuth | None = None,
+        principal: Principal | None = None,
     ) -> None:
-        """`reader`: the raw input under `frames`, which a print run takes over."""
+        """`reader`: the raw input under `frames`, which a print run takes over. `budget`: what
+        the peer may send before it is authenticated. `principal`: who the peer is already
+        (a WebSocket's upgrade carried the token)."""
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
@@ -216,14 +242,24 @@ class Resident:
 
         held: list[str] = []
         try:
-            first = await anext(aiter(frames), None)
+            try:
+                wait = PRE_AUTH_S if needs_token else None
+                first = await asyncio.wait_for(anext(aiter(frames), None), wait)
+            except TimeoutError:
+                send(error_reply(None, errors.UNAUTHORIZED, TOO_SLOW))
+                return
+            if budget is not None and budget.over:
+                send(error_reply(None, errors.UNAUTHORIZED, TOO_BIG))
+                return
             if first is None:
                 return
-            attached = self._attach(first, needs_token)
+            attached = self._attach(first, needs_token, principal)
             if isinstance(attached, dict):
                 send(attached)
                 return
             params, pending = attached
+            if budget is not None:
+                budget.lift()
             held = redact.hold(params.env or {})
             if params.door == "print":
                 if reader is None or self.print_door is None:
@@ -241,7 +277,8 @@ class Resident:
             if pending is None:
                 send(_result(first, AttachResult(version=__version__, pid=os.getpid())))
             with contextlib.suppress(SystemExit):  # `exit` ends this connection only
-                await server.serve_frames(_chained([pending] if pending else [], frames))
+                gated = self._gated(_chained([pending] if pending else [], frames), send)
+                await server.serve_frames(gated)
         except Exception:
             log.exception("a connection failed")
         finally:
@@ -253,24 +290,50 @@ class Resident:
             if task is not None:
                 self._connections.discard(task)
 
-    def _attach(self, first: Any, needs_token: bool) -> dict[str, Any] | tuple[AttachParams, Any]:
-        """(what the connection attached with, the first frame when it was not an attach) or
-        the error answer that ends the connection."""
+    def _attach(
+        self, first: Any, needs_token: bool, principal: Principal | None
+    ) -> dict[str, Any] | tuple[AttachParams, Any]:
+        """(what the connection attached with, as its sessions get it; the first frame when it
+        was not an attach) or the error answer that ends the connection."""
+        principal = principal or (None if needs_token else self.policy.principals.owner)
+        msg_id = first.get("id") if isinstance(first, dict) else None
         if not (isinstance(first, dict) and first.get("method") == ATTACH and "id" in first):
-            if needs_token:
+            if principal is None:
                 return error_reply(
-                    first.get("id") if isinstance(first, dict) else None,
+                    msg_id,
                     errors.UNAUTHORIZED,
                     f"this server needs a token: send `{ATTACH}` with it first",
                 )
-            return AttachParams(), first
+            params, pending = AttachParams(), first
+        else:
+            try:
+                params = AttachParams.model_validate(first.get("params") or {})
+            except ValidationError as exc:
+                return error_reply(msg_id, errors.INVALID_PARAMS, f"invalid params: {exc}")
+            if needs_token:
+                principal = self.policy.principals.for_token(params.token)
+            if principal is None:
+                return error_reply(msg_id, errors.UNAUTHORIZED, "wrong or missing token")
+            pending = None
         try:
-            params = AttachParams.model_validate(first.get("params") or {})
-        except ValidationError as exc:
-            return error_reply(first["id"], errors.INVALID_PARAMS, f"invalid params: {exc}")
-        if needs_token and not token_matches(params.token, self.token):
-            return error_reply(first["id"], errors.UNAUTHORIZED, "wrong or missing token")
-        return params, None
+            return self.policy.settle(principal, params), pending
+        except Refused as exc:
+            log.warning("refused a connection of %s: %s", principal.name, exc)
+            return error_reply(msg_id, errors.UNAUTHORIZED, f"connection refused: {exc}")
+
+    def _gated(self, frames: AsyncIterator[Any], send: Callable[[dict], None]) -> AsyncIterator:
+        """`frames` without the session requests that would go below the owner's floor (each
+        answered with why)."""
+
+        async def gated() -> AsyncIterator[Any]:
+            async for frame in frames:
+                reason = gate(frame, self.policy.floor)
+                if reason is None:
+                    yield frame
+                elif "id" in frame:
+                    send(error_reply(frame["id"], errors.INVALID_PARAMS, reason))
+
+        return gated()
 
 
 def _chained(first: Iterable[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
@@ -293,29 +356,67 @@ def _result(request: dict[str, Any], result: AttachResult) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request["id"], "result": result.to_wire()}
 
 
-def token_matches(given: str | None, token: str | None) -> bool:
-    if token is None:
-        return False
-    return given is not None and hmac.compare_digest(given.encode(), token.encode())
+class PreAuth:
+    """Bytes a peer may send before it is authenticated (None: no limit)."""
+
+    def __init__(self, limit: int | None):
+        self.left = limit
+        self.over = False
+
+    def take(self, chunk: bytes) -> bytes:
+        if self.left is None:
+            return chunk
+        self.left -= len(chunk)
+        if self.left < 0:
+            self.over = True
+            return b""  # reads as the end of the input: the frame reader stops
+        return chunk
+
+    def lift(self) -> None:
+        self.left = None
 
 
-def same_user(writer: asyncio.StreamWriter) -> bool:
-    """A Unix socket peer must be this user (Linux: SO_PEERCRED); TCP peers show a token."""
+TOO_BIG = f"the first message is over the {PRE_AUTH_BYTES // 1024} KB allowed before authentication"
+TOO_SLOW = f"no `{ATTACH}` came in time ({PRE_AUTH_S:g} s)"
+NAMESPACES = ("mnt", "user", "pid")
+
+
+def peer_refusal(writer: asyncio.StreamWriter) -> str | None:
+    """Why a Unix socket peer is refused: it must be this user (Linux: SO_PEERCRED) in this
+    server's mount, user and pid namespaces (a sandboxed command is in others); TCP peers show
+    a token."""
     sock = writer.get_extra_info("socket")
     if sock is None or sock.family != getattr(socket, "AF_UNIX", None):
-        return True
+        return None
     if not hasattr(socket, "SO_PEERCRED"):
-        return True  # the socket's 0600 mode is the guard there
+        return None  # the socket's 0600 mode is the guard there
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    pid, uid, _gid = struct.unpack("3i", creds)
+    if uid != os.getuid():
+        return "the peer is another user"
+    return foreign_namespace(pid)
+
+
+def foreign_namespace(pid: int) -> str | None:
+    if not Path("/proc/self/ns").is_dir():
+        return None
+    if pid <= 0:
+        return "the peer is in another pid namespace"
+    for name in NAMESPACES:
+        try:
+            theirs = os.readlink(f"/proc/{pid}/ns/{name}")
+        except OSError:
+            return f"the peer's {name} namespace cannot be read"
+        if theirs != os.readlink(f"/proc/self/ns/{name}"):
+            return f"the peer is in another {name} namespace (a sandbox or container)"
+    return None
 
 
 # -- listening ---------------------------------------------------------------------------------
 
 
-def check_address(address: Address, token: str | None) -> None:
-    if address.needs_token and token is None:
+def check_address(address: Address, policy: AttachPolicy) -> None:
+    if address.needs_token and not policy.principals.any_token:
         where = "a non-loopback address" if not address.loopback else str(address)
         raise AddressError(
             f"listening on {where} needs a token: --token-file FILE "
@@ -377,7 +478,9 @@ async def listen(resident: Resident, address: Address, *, private_dir: bool = Fa
     def authorize(connection: Any, request: Any) -> Any:
         given = request.headers.get("Authorization", "")
         scheme, _, value = given.partition(" ")
-        if scheme.lower() == "bearer" and token_matches(value.strip(), resident.token):
+        principal = resident.policy.principals.for_token(value.strip())
+        if scheme.lower() == "bearer" and principal is not None:
+            connection.agentls_principal = principal
             return None
         return connection.respond(
             HTTPStatus.UNAUTHORIZED, "a token is required: Authorization: Bearer <token>\n"
@@ -418,14 +521,14 @@ def run_listen(
     address: Address,
     service_for: ServiceFor,
     *,
-    token: str | None,
+    policy: AttachPolicy,
     idle_timeout: float | None,
     private_dir: bool,
     print_door: PrintDoor | None = None,
 ) -> int:
     """Serve until a signal (running turns end `aborted`, stored) or the idle timeout."""
     try:
-        check_address(address, token)
+        check_address(address, policy)
     except AddressError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 1
@@ -434,7 +537,7 @@ def run_listen(
     async def main() -> None:
         cancel_on_signals(asyncio.current_task(), received)
         resident = Resident(
-            service_for, token=token, idle_timeout=idle_timeout, print_door=print_door
+            service_for, policy=policy, idle_timeout=idle_timeout, print_door=print_door
         )
         await serve_resident(resident, address, private_dir=private_dir)
 
