@@ -13,18 +13,20 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from protocol.updates import StepFinish, StopReason
+from protocol.updates import AgentMessageChunk, StepFinish, StopReason
 from protocol.updates import Usage as WireUsage
 from server import __version__
 from server.aio import run_to_end
-from server.engines.base import EngineCapabilities, EngineError
+from server.engines.base import Command, EngineCapabilities, EngineError, SessionOffer
 from server.engines.peer import ExternalEngine, PeerProcess, PeerTurn, peer_environment
 from server.permissions import MODES
 from server.providers.messages import Usage
+from server.skills import SkillCatalog, expand_command
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 if TYPE_CHECKING:
@@ -59,6 +61,8 @@ class AcpSession:
     pending: dict[str, str] = field(default_factory=dict)
     """Mode and model changes to send before the next prompt."""
     broken: str | None = None
+    skills: SkillCatalog | None = None
+    """agentls's skills: a prompt `/name args` reaches the agent as the skill's text."""
 
     @property
     def state(self) -> PeerState:
@@ -109,6 +113,10 @@ class AcpEngine(ExternalEngine):
             raise EngineError(
                 f"the ACP agent could not start a session ({reason}); {peer.exit_reason()}"
             ) from exc
+        home = Path(env.get("HOME") or Path.home())
+        session.skills = await anyio.to_thread.run_sync(
+            lambda: SkillCatalog(spec.cwd, home=home, environ=env)
+        )
         self._live.append(session)
         if spec.mode != session.mode:
             try:
@@ -171,8 +179,12 @@ class AcpEngine(ExternalEngine):
         if turn.model:
             self.set_model(handle, turn.model)
         await self._apply_pending(handle)
+        text, notice = await anyio.to_thread.run_sync(skill_text, handle, turn.text)
+        if notice:
+            sink.emit(AgentMessageChunk(text=notice))
+        blocks = prompt_blocks(text, turn, handle)
         prompt = asyncio.ensure_future(
-            handle.conn.prompt(session_id=handle.remote_id, prompt=prompt_blocks(turn, handle))
+            handle.conn.prompt(session_id=handle.remote_id, prompt=blocks)
         )
         timeout = float((handle.spec.config.get("questions") or {}).get("timeout", 60))
         try:
@@ -190,6 +202,13 @@ class AcpEngine(ExternalEngine):
         finally:
             handle.state.turn = None
         return self._outcome(handle, result, sink)
+
+    def offers(self, handle: AcpSession) -> SessionOffer:
+        """agentls's skills, as slash commands; the agent's own tools and commands are its own."""
+        if handle.skills is None:
+            return SessionOffer()
+        commands = [Command(s.name, s.description) for s in handle.skills.commands()]
+        return SessionOffer(commands=commands, skills=handle.skills)
 
     def _outcome(self, handle: AcpSession, result: Any, sink: TurnSink) -> TurnOutcome:
         if isinstance(result, Exception):
@@ -295,10 +314,29 @@ async def settle(prompt: asyncio.Future) -> Any:
         return exc
 
 
-def prompt_blocks(turn: TurnInput, handle: AcpSession) -> list[Any]:
+def skill_text(handle: AcpSession, text: str) -> tuple[str, str | None]:
+    """A prompt `/name args` as the skill's text, and what the user is told about it: the
+    agent runs its own tools under its own rules, so what the skill's `allowed-tools` would
+    allow is not allowed there."""
+    if handle.skills is None:
+        return text, None
+    handle.skills.refresh()
+    expanded = expand_command(text, handle.skills)
+    if expanded is None:
+        return text, None
+    text, skill = expanded
+    if not skill.allowed_tools:
+        return text, None
+    return text, (
+        f"(agentls: the allowed-tools of skill {skill.name} ({', '.join(skill.allowed_tools)}) "
+        f"cannot apply in {handle.agent}, which asks for its tools as it always does.)\n\n"
+    )
+
+
+def prompt_blocks(text: str, turn: TurnInput, handle: AcpSession) -> list[Any]:
     from acp import schema
 
-    blocks: list[Any] = [schema.TextContentBlock(type="text", text=turn.text)] if turn.text else []
+    blocks: list[Any] = [schema.TextContentBlock(type="text", text=text)] if text else []
     for image in turn.images:
         if not handle.images:
             raise EngineError(f"{handle.agent} does not accept images")
