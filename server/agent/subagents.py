@@ -9,6 +9,7 @@ toolCallId of the `task` call that started it, and it returns `{summary, outputF
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -62,7 +63,11 @@ class RunningSubagent:
     parent_tool_call_id: str
 
     def to_trace(self) -> dict[str, str]:
-        return {"id": self.id, "profile": self.profile, "parentToolCallId": self.parent_tool_call_id}
+        return {
+            "id": self.id,
+            "profile": self.profile,
+            "parentToolCallId": self.parent_tool_call_id,
+        }
 
 
 running_subagent: ContextVar[RunningSubagent | None] = ContextVar(
@@ -158,6 +163,8 @@ class SubagentSink:
         self.output_files: list[str] = []
         self._titles: dict[str, str] = {}
         self._edits: dict[str, list[str]] = {}
+        self._before: dict[str, Stamps] = {}
+        """The workspace's files as each shell command found them (it writes what it likes)."""
 
     def status(
         self,
@@ -177,6 +184,8 @@ class SubagentSink:
                 self._titles[update.tool_call_id] = update.title
                 if update.tool_kind in EDIT_KINDS and update.locations:
                     self._edits[update.tool_call_id] = [loc.path for loc in update.locations]
+                if update.tool_kind == "execute" and (stamps := file_stamps(self.cwd)):
+                    self._before[update.tool_call_id] = stamps
                 self.parent.emit(self.nested(update))
                 self.status("running", update.title)
             case ToolCallUpdate():
@@ -222,6 +231,11 @@ class SubagentSink:
         return f"{self.id}/{call_id}"
 
     def _on_tool_update(self, update: ToolCallUpdate) -> None:
+        if update.status != "in_progress":
+            before = self._before.pop(update.tool_call_id, None)
+            if before is not None and update.status != "denied":
+                for path in changed_files(before, file_stamps(self.cwd) or {}):
+                    self._add_file(str(self.cwd / path))
         if update.status == "completed":
             paths = self._edits.pop(update.tool_call_id, [])
             paths += [update.diff.path] if update.diff else []
@@ -249,3 +263,31 @@ class SubagentSink:
 
     async def ask_question(self, questions: list, *, timeout: float) -> AskQuestionResult:
         return await self.parent.ask_question(questions, timeout=timeout)
+
+
+Stamps = dict[str, tuple[int, int]]
+SCAN_LIMIT = 20_000
+_SKIPPED_DIRS = ("node_modules", "__pycache__")
+
+
+def file_stamps(root: Path) -> Stamps | None:
+    """(mtime, size) of each workspace file by its relative path, hidden and dependency folders
+    left out; None for a workspace of more than `SCAN_LIMIT` files (too slow to compare)."""
+    stamps: Stamps = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
+        for name in files:
+            path = Path(folder, name)
+            try:
+                stat = path.lstat()
+            except OSError:
+                continue
+            stamps[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+            if len(stamps) > SCAN_LIMIT:
+                return None
+    return stamps
+
+
+def changed_files(before: Stamps, after: Stamps) -> list[str]:
+    """Files that appeared or changed between two scans, in path order."""
+    return sorted(p for p, stamp in after.items() if before.get(p) != stamp)

@@ -53,6 +53,7 @@ from server.engines.base import EngineDriver, EngineError, SessionOffer
 from server.permissions import MODE_DESCRIPTIONS
 from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
+from server.session_ids import invalid_session_id, valid_session_id
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder, prompt_text
@@ -115,6 +116,8 @@ class SessionService(StoredSessions):
             cwd, overrides, trusted=bool(params.workspace_trusted), flags=session_flags
         )
         engine = self._engine(params.engine or config.get("engine") or "native")
+        if session_id is not None and not valid_session_id(session_id):
+            raise ServiceError(errors.INVALID_PARAMS, invalid_session_id(session_id))
         if session_id in self.sessions or (
             session_id and self.recorder and await self.recorder.exists(session_id)
         ):
