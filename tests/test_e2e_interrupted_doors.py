@@ -185,7 +185,7 @@ async def test_stream_json_interrupt_answers_the_call_and_the_session_goes_on(
 ):
     fake_llm.script(Reply(tool_calls=[SLOW]), Reply(text="live and well"), Reply(text="again"))
     env = env_for(tmp_path, fake_llm, wire)
-    flags = ("--permission-mode", "bypassPermissions", "--session-id", "sess_cut")
+    flags = ("--permission-mode", "bypassPermissions", "--session-id", "sess_c0de")
     pipe = await StreamJson.spawn(env, workspace, *flags)
     try:
         pipe.say("go")
@@ -207,7 +207,7 @@ async def test_stream_json_interrupt_answers_the_call_and_the_session_goes_on(
     assert use == "call_slow" or wire == "ollama"
     assert live["subtype"] == "success" and live["result"] == "live and well"
 
-    pipe = await StreamJson.spawn(env, workspace, "--resume", "sess_cut")
+    pipe = await StreamJson.spawn(env, workspace, "--resume", "sess_c0de")
     try:
         pipe.say("after")
         after = await pipe.until(is_result)

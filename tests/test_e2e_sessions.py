@@ -200,11 +200,11 @@ async def test_stream_json_resume_and_continue_carry_the_context(tmp_path, works
         lambda body: Reply(text="yes" if CODEWORD in json.dumps(body["messages"]) else "no"),
     )
     created = await asyncio.to_thread(
-        run_print, tmp_path, workspace, "--session-id", "sess_fixed", f"The codeword is {CODEWORD}"
+        run_print, tmp_path, workspace, "--session-id", "sess_f1ed", f"The codeword is {CODEWORD}"
     )
     resumed = await asyncio.to_thread(
-        run_print, tmp_path, workspace, "--resume", "sess_fixed", "Do you know the codeword?"
+        run_print, tmp_path, workspace, "--resume", "sess_f1ed", "Do you know the codeword?"
     )
     continued = await asyncio.to_thread(run_print, tmp_path, workspace, "--continue", "And now?")
-    assert [r["session_id"] for r in (created, resumed, continued)] == ["sess_fixed"] * 3
+    assert [r["session_id"] for r in (created, resumed, continued)] == ["sess_f1ed"] * 3
     assert [r["result"] for r in (created, resumed, continued)] == ["Noted.", "yes", "yes"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from server.policy.paths import Swapped, mkdirs_nofollow, open_nofollow
+from server.session_ids import check_session_id
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class Checkpoints:
 
     @property
     def log_path(self) -> Path:
-        return self.root / "sessions" / f"{self.session_id}.jsonl"
+        return self.root / "sessions" / f"{check_session_id(self.session_id)}.jsonl"
 
     # -- recording ---------------------------------------------------------------------------
 
