@@ -6,11 +6,14 @@ reply, and the usage of a call an error ended after its usage was sent.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import pytest_asyncio
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
+from tests.conftest import write_project_config
 from tests.test_e2e_providers import KEYS, messages, open_session, prompt
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -166,3 +169,45 @@ async def test_a_call_ended_by_a_stream_error_keeps_its_usage(
         "cacheReadTokens": 0,
         "cacheWriteTokens": 0,
     }
+
+
+async def test_tool_call_ids_another_provider_made_reach_anthropic_in_its_pattern(
+    tmp_path, workspace, fake_llm
+) -> None:
+    """Kimi names its calls `functions.list_dir:0`; Anthropic takes only `[a-zA-Z0-9_-]` ids."""
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("list_dir", {}, id="functions.list_dir:0")]),
+        Reply(text="Empty."),
+        Reply(text="Still empty."),
+    )
+    write_project_config(
+        workspace,
+        {"llm": {"provider": "moonshot", "model": "kimi-k2-0905-preview", "maxRetries": 0}},
+    )
+    urls = {
+        "MOONSHOT_BASE_URL": fake_llm.openai_base_url,
+        "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
+    }
+    agent = AgentClient()
+    await agent.start(server_env(tmp_path, **KEYS, **urls))
+    try:
+        await agent.initialize()
+        session_id = (await agent.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        first, _ = await prompt(agent, session_id, "what is here?")
+        await agent.call(
+            "session/set_model", {"sessionId": session_id, "modelId": "claude-sonnet-4-6"}
+        )
+        second, _ = await prompt(agent, session_id, "and now?")
+    finally:
+        await agent.close()
+    assert first["terminal"] == second["terminal"] == "completed", second.get("error")
+    assert fake_llm.refusals == []
+    last = fake_llm.requests[2]
+    assert last.path.endswith("/messages")
+    blocks = [
+        b for m in last.body["messages"] if isinstance(m["content"], list) for b in m["content"]
+    ]
+    [use] = [b for b in blocks if b["type"] == "tool_use"]
+    [result] = [b for b in blocks if b["type"] == "tool_result"]
+    assert use["id"] == result["tool_use_id"]
+    assert re.fullmatch(r"[a-zA-Z0-9_-]+", use["id"])

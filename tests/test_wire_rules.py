@@ -155,6 +155,19 @@ USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
         (
             [
                 {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{**USE, "id": "functions.bash:0"}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "functions.bash:0", "content": "x"}
+                    ],
+                },
+            ],
+            "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+        ),
+        (
+            [
+                {"role": "user", "content": "go"},
                 {"role": "assistant", "content": []},
                 {"role": "user", "content": "again"},
             ],

@@ -7,8 +7,11 @@ returns None for an acceptable request, else a `Refusal`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,8 @@ def _openai_unanswered(ids: list[str], index: int) -> Refusal:
 
 
 def _anthropic_blocks(index: int, blocks: list[dict[str, Any]], uses: set[str]) -> Refusal | None:
-    """Each text block must hold more than whitespace; tool_use ids are unique in the request."""
+    """Each text block must hold more than whitespace; tool_use ids are unique in the request
+    and made of letters, digits, `_` and `-`."""
     for position, block in enumerate(blocks):
         kind = block.get("type")
         if kind == "text" and not block.get("text"):
@@ -84,6 +88,11 @@ def _anthropic_blocks(index: int, blocks: list[dict[str, Any]], uses: set[str]) 
             return Refusal(
                 f"messages.{index}.content.{position}: text content blocks must contain "
                 "non-whitespace text"
+            )
+        if kind == "tool_use" and not _ANTHROPIC_ID.fullmatch(str(block.get("id"))):
+            return Refusal(
+                f"messages.{index}.content.{position}.tool_use.id: String should match pattern "
+                "'^[a-zA-Z0-9_-]+$'"
             )
         if kind == "tool_use" and block.get("id") in uses:
             return Refusal(f"messages.{index}.content.{position}: `tool_use` ids must be unique")
