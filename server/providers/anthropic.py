@@ -9,7 +9,9 @@ dropped here). The SDK is imported in `create`, so importing this module is chea
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -45,6 +47,8 @@ KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 8192
 _CACHE = {"type": "ephemeral"}
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_NOT_ID = re.compile(r"[^a-zA-Z0-9_-]")
 _STOP: dict[str, Any] = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
@@ -220,8 +224,23 @@ def _assistant_block(part: Part) -> dict[str, Any] | None:
         # refuses it back ("text content blocks must contain non-whitespace text").
         return _user_block(part) if part.text.strip() else None
     if isinstance(part, ToolCallPart):
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+        return {
+            "type": "tool_use",
+            "id": wire_id(part.id),
+            "name": part.name,
+            "input": part.arguments,
+        }
     return None
+
+
+def wire_id(call_id: str) -> str:
+    """A tool call id as the API takes it (letters, digits, `_`, `-`): another provider's
+    (Kimi's `functions.read_file:0`) is spelt that way, with a hash of the original so two ids
+    never become one; its result is given the same id."""
+    if _ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:8]
+    return f"{_NOT_ID.sub('_', call_id)}_{digest}"
 
 
 def _user_blocks(message: Message) -> list[dict[str, Any]]:
@@ -241,7 +260,7 @@ def _user_block(part: Part) -> dict[str, Any]:
     if isinstance(part, ToolResultPart):
         return {
             "type": "tool_result",
-            "tool_use_id": part.tool_call_id,
+            "tool_use_id": wire_id(part.tool_call_id),
             "content": _tool_content(part),
             "is_error": part.is_error,
         }
