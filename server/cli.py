@@ -22,28 +22,6 @@ from typing import Any, NoReturn, TextIO
 
 SUBCOMMANDS = ("serve", "acp")
 MODES = ["default", "plan", "acceptEdits", "bypassPermissions"]
-# Claude Code flags that take a value and that agentls accepts without acting on them.
-IGNORED_VALUE_FLAGS = (
-    "--settings",
-    "--add-dir",
-    "--setting-sources",
-    "--fallback-model",
-    "--betas",
-    "--max-budget-usd",
-    "--json-schema",
-    "--effort",
-    "--thinking",
-    "--max-thinking-tokens",
-    "--thinking-display",
-    "--agents",
-    "--resume-session-at",
-    "--resume-drops-turn",
-    "--plugin-dir",
-    "--task-budget",
-    "--debug-file",
-    "--output-style",
-    "--agent",
-)
 
 
 def common_flags(
@@ -157,8 +135,6 @@ def build_print_parser() -> argparse.ArgumentParser:
 
     common_flags(parser, CLAUDE_MODES)
     add_flags(parser)
-    for flag in IGNORED_VALUE_FLAGS:
-        parser.add_argument(flag, help=argparse.SUPPRESS)
     return parser
 
 
@@ -486,6 +462,7 @@ def prepare_print(
         return 1
     cwd = (cwd / args.cwd).resolve() if args.cwd else cwd
     from server.frontends.streamjson_cli import flags as claude_flags
+    from server.frontends.streamjson_cli import warnings
 
     try:
         flags = claude_flags(args, cwd, flags_from(args))
@@ -514,6 +491,7 @@ def prepare_print(
         continue_session=args.continue_,
         replay_user=args.replay_user_messages is not None,
         state_events=environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "") not in ("", "0"),
+        notes=warnings(args, dropped),
     )
     return options, flags, parser
 

@@ -145,3 +145,26 @@ def test_a_user_message_during_a_turn_is_steered_in(tmp_path, workspace, fake_ll
     assert len(results) == 1 and results[0]["result"] == "noted"
     second = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "user"]
     assert "also use tabs" in second
+
+
+def test_system_prompt_file_and_refused_flags_are_said(tmp_path, workspace, fake_llm):
+    (workspace / "prompt.md").write_text("You review code.")
+    fake_llm.script(Reply(text="a"))
+    frames, proc = run(
+        tmp_path,
+        workspace,
+        fake_llm,
+        "--system-prompt-file",
+        "prompt.md",
+        "--fallback-model",
+        "m2",
+        "--no-such-flag",
+        lines=[user("hi")],
+    )
+    assert proc.returncode == 0
+    assert fake_llm.requests[0].body["messages"][0]["content"] == "You review code."
+    said = [f["content"] for f in frames if f.get("subtype") == "informational"]
+    assert said == [
+        "--fallback-model is not supported: a failing model fails the turn",
+        "agentls does not know --no-such-flag: ignored",
+    ]

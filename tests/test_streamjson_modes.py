@@ -70,7 +70,7 @@ def test_set_permission_mode_auto_is_refused_in_band(tmp_path, workspace, fake_l
         {"type": "control_request", "request_id": "m2", "request": {**request, "mode": "dontAsk"}},
         user("hello"),
     ]
-    frames, proc = run(tmp_path, workspace, fake_llm, lines=lines)
+    frames, _ = run(tmp_path, workspace, fake_llm, lines=lines)
     answers = {
         f["response"]["request_id"]: f["response"]
         for f in frames

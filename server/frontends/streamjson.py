@@ -45,6 +45,7 @@ from server.frontends.streamjson_frames import (
     cc_tool_name,
     new_uuid,
 )
+from server.frontends.streamjson_init import merged, read_initialize, too_late
 from server.frontends.streamjson_input import (
     Block,
     ControlRequestBody,
@@ -91,6 +92,8 @@ class StreamJsonOptions:
     """`--replay-user-messages`: echo each user message when a turn takes it."""
     state_events: bool = False
     """Write `session_state_changed` frames (Claude Code's CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS)."""
+    notes: list[str] = field(default_factory=list)
+    """What the run was asked for and does not do (refused flags), for the user."""
 
 
 class StreamJsonDoor:
@@ -116,7 +119,14 @@ class StreamJsonDoor:
         self.stdin_closed = False
         self.signalled = 0
         self.dont_ask = options.mode == "dontAsk"
-        self.notes: list[str] = [AUTO_REFUSED] if options.mode == "auto" else []
+        self.notes: list[str] = [
+            *options.notes,
+            *([AUTO_REFUSED] if options.mode == "auto" else []),
+        ]
+        self.opened = False
+        self.failed = False
+        self.init_answer: dict[str, Any] | None = None
+        """The first `initialize` request's answer fields, until it is answered."""
         """Warnings the host shows (`system/informational`), written at the next turn."""
         self._turn_written = anyio.Event()
         self.frames: TurnFrames | None = None
@@ -251,11 +261,12 @@ class StreamJsonDoor:
     async def run(self, stdin: Chunks, signals: AsyncIterator[int] | None = None) -> int:
         """`stdin`: the input's bytes; `signals`: the signals that stop the run (None: this
         process's SIGINT, SIGTERM and SIGHUP)."""
-        try:
-            await self.open_session()
-        except ServiceError as exc:
-            self.error_frame(str(exc))
-            return 1
+        if self.options.input_format != "stream-json":
+            try:
+                await self.open_session()
+            except ServiceError as exc:
+                self.error_frame(str(exc))
+                return 1
         work = anyio.CancelScope()
         async with anyio.create_task_group() as watcher:
             watcher.start_soon(self.on_signals, work, signals)
@@ -266,7 +277,7 @@ class StreamJsonDoor:
         if self.signalled:
             self.stdout.flush()
             return 128 + self.signalled
-        return self.finish()
+        return 1 if self.failed else self.finish()
 
     async def serve(self, stdin: Chunks) -> None:
         async with anyio.create_task_group() as tg:
@@ -307,6 +318,30 @@ class StreamJsonDoor:
             return  # the signal source ended: nothing to stop
         work.cancel()
 
+    async def opens(self, message: Line) -> bool:
+        """Open the session at the first line (after applying an `initialize` request's fields
+        to its config): whether the line can be acted on."""
+        if self.opened:
+            return True
+        self.opened = True
+        request_id = None
+        if isinstance(message, ControlRequestLine) and message.request.subtype == "initialize":
+            request_id = message.request_id
+            read = read_initialize(message.request.model_dump(exclude_unset=True))
+            self.service.flags = merged(self.service.flags, read.flags)
+            self.notes += read.notes
+            self.init_answer = read.answer
+        try:
+            await self.open_session()
+        except ServiceError as exc:
+            self.failed = True
+            if request_id is not None:
+                self.write(control_error(request_id, str(exc)))
+            else:
+                self.error_frame(str(exc))
+            return False
+        return True
+
     async def open_session(self) -> None:
         resume = self.options.resume
         if resume is None and self.options.continue_session:
@@ -343,6 +378,8 @@ class StreamJsonDoor:
             except ValueError as exc:
                 self.error_frame(f"stdin line {number} is unusable, ignored: {exc}")
                 continue
+            if not await self.opens(message):
+                return
             await self.dispatch(message)
 
     async def dispatch(self, message: Line) -> None:
@@ -444,6 +481,11 @@ class StreamJsonDoor:
 
     def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
         if subtype == "initialize":
+            extra, self.init_answer = self.init_answer, None
+            if extra is None:
+                late = too_late(request.model_dump(exclude_unset=True))
+                self.notes += late.notes
+                extra = late.answer
             offer = self.service.offer(self.session_id)
             info = self.service.describe(self.service.get(self.session_id))
             models = [
@@ -461,6 +503,7 @@ class StreamJsonDoor:
                 "available_output_styles": ["default"],
                 "account": {"apiKeySource": api_key_source(info.provider)},
                 "pid": os.getpid(),
+                **extra,
             }
         if subtype == "interrupt":
             self.service.cancel(self.session_id)

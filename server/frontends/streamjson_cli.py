@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from protocol.methods import PermissionMode
+from server.frontends.streamjson_surface import FLAGS, PARSED_ELSEWHERE, dest
 from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
 
 ClaudeMode = Literal["default", "plan", "acceptEdits", "bypassPermissions", "dontAsk", "auto"]
@@ -33,11 +34,33 @@ OTHER_BUILTINS = ("list_dir", "kill_task", "search_sessions", "task_output")
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
+    """`--tools`, `--system-prompt-file`, and every other flag of the table the print parser
+    does not define itself (accepted, and warned about when refused)."""
     parser.add_argument(
         "--tools",
         help="the built-in tools offered: a comma list of names, '' for none, 'default' for all",
     )
     parser.add_argument("--system-prompt-file", help="replace the system prompt with a file's text")
+    for flag, item in FLAGS.items():
+        if flag in PARSED_ELSEWHERE:
+            continue
+        if item.value:
+            parser.add_argument(flag, dest=dest(flag), action="append", help=argparse.SUPPRESS)
+        else:
+            parser.add_argument(flag, dest=dest(flag), action="store_true", help=argparse.SUPPRESS)
+
+
+def warnings(args: argparse.Namespace, dropped: list[str]) -> list[str]:
+    """What the run was asked for and will not do, for the user (`system/informational`)."""
+    notes = [
+        item.note
+        for flag, item in FLAGS.items()
+        if flag not in PARSED_ELSEWHERE and item.status == "refused" and getattr(args, dest(flag))
+    ]
+    unknown = [a for a in dropped if a.startswith("-")]
+    if unknown:
+        notes.append(f"agentls does not know {', '.join(unknown)}: ignored")
+    return notes
 
 
 def session_mode(mode: str | None) -> PermissionMode | None:

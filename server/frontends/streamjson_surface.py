@@ -1,0 +1,178 @@
+"""Everything a Claude Agent SDK can set, and what agentls does with it: the fields of the
+`initialize` control request and the command-line flags. One table each: the door applies
+`initialize` through it, the print parser registers the flags from it, docs/stream-json.md
+lists it, and a test compares it with the SDKs' own definitions, so a field a new SDK sends
+fails the suite until it is decided here.
+
+`honoured`: agentls does what Claude Code does with it. `refused`: accepted, not done, and the
+user is told (a `system/informational` warning at the next turn, or a field of the
+`initialize` answer the SDK turns into its own error). `inert`: a statement about the host or
+a choice whose effect agentls already has; nothing to do and nothing lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["honoured", "refused", "inert"]
+
+
+@dataclass(frozen=True)
+class Item:
+    status: Status
+    note: str
+    """What agentls does; for a refused item, the warning the user gets."""
+    value: bool = True
+    """Flags only: whether the flag takes a value."""
+
+
+def H(note: str, *, value: bool = True) -> Item:
+    return Item("honoured", note, value)
+
+
+def R(note: str, *, value: bool = True) -> Item:
+    return Item("refused", note, value)
+
+
+def I(note: str, *, value: bool = True) -> Item:  # noqa: E743
+    return Item("inert", note, value)
+
+
+SDK_MCP = (
+    "in-process SDK MCP servers (createSdkMcpServer) are not supported: their tools are not offered"
+)
+
+INITIALIZE: dict[str, Item] = {
+    "subtype": I("the request's tag"),
+    "hooks": R("SDK hooks are not called back: PreToolUse, PostToolUse and the others do not run"),
+    "sdkMcpServers": R(SDK_MCP),
+    "sdkMcpServerConfigs": R(SDK_MCP),
+    "sdkMcpServerManifests": R(SDK_MCP),
+    "sdkMcpServerManifestsOrigin": I("only for remote session transports"),
+    "jsonSchema": R(
+        "structured output (outputFormat / jsonSchema) is not supported: no structured_output"
+    ),
+    "systemPrompt": H("replaces the system prompt (the parts joined); empty keeps agentls's own"),
+    "appendSystemPrompt": H("appended to the system prompt"),
+    "systemPromptSnapshot": I("agentls renders the system prompt afresh for every model call"),
+    "planModeInstructions": R(
+        "planModeInstructions are not supported: plan mode keeps agentls's own instructions"
+    ),
+    "appendSubagentSystemPrompt": R(
+        "appendSubagentSystemPrompt is not supported: subagents keep their own prompts"
+    ),
+    "toolAliases": R("toolAliases are not supported: the model sees agentls's tool names"),
+    "codeRunningMcpTools": R("codeRunningMcpTools is not supported"),
+    "excludeDynamicSections": I(
+        "agentls already sends the per-call context (cwd, git) outside the system prompt"
+    ),
+    "agents": R(
+        "programmatic agents are not supported yet: the task tool knows the built-in and file profiles only"
+    ),
+    "title": R("session titles are not supported: the title is not kept"),
+    "skills": R("the skills filter is not supported: every discovered skill loads"),
+    "webSearchIsolationExemptMcpServers": I("agentls has no web search isolation"),
+    "promptSuggestions": R("prompt suggestions are not supported: none are sent"),
+    "agentProgressSummaries": R("agent progress summaries are not supported: none are sent"),
+    "forwardSubagentText": R("subagent text is not forwarded: a subagent reports its summary"),
+    "supportedDialogKinds": I("agentls opens no dialogs"),
+    "perTaskStopAffordance": I("an interrupt stops the turn's background work either way"),
+    "rapidFollowupPreempt": I("a message sent during a turn is steered into it"),
+    "forwardNestedSubagentToolCalls": I("nested subagent tool calls carry parent_tool_use_id"),
+    "offersBypassSwitchBack": I("a host capability agentls does not use"),
+    "keepsBypassHeld": I("a host capability agentls does not use"),
+    "agentSdkVersion": I("the host's SDK version"),
+    "workspaceTrust": R(
+        "workspace trust from the host is not taken: agentls trusts by its own config (--trust)"
+    ),
+    "plugins": R("plugins are not supported: none are loaded"),
+    "managedSettings": R("managed settings are not supported: none are applied"),
+    "settings": H("permissions.allow / deny / ask are applied; other keys are named in a warning"),
+    "disallowedTools": H("as --disallowedTools: tools removed, rules with a specifier deny"),
+    "additionalDirectories": R(
+        "additional directories are not supported: tools stay in the working directory"
+    ),
+    "mcpServers": H("as --mcp-config: the servers start with the session"),
+}
+
+FLAGS: dict[str, Item] = {
+    "--output-format": H("text | json | stream-json"),
+    "--input-format": H("text | stream-json"),
+    "--verbose": H("required with stream-json output", value=False),
+    "--include-partial-messages": H("stream_event frames", value=False),
+    "--permission-prompt-tool": H("stdio: permissions as can_use_tool control requests"),
+    "--permission-prompts": R("--permission-prompts is not supported"),
+    "--system-prompt": H("replaces the system prompt (empty: agentls's own)"),
+    "--system-prompt-file": H("replaces the system prompt with the file's text"),
+    "--append-system-prompt": H("appended to the system prompt"),
+    "--max-turns": H("model calls per turn; error_max_turns"),
+    "--model": H("the session's model"),
+    "--permission-mode": H(
+        "default, plan, acceptEdits, bypassPermissions, dontAsk; auto runs as default with a warning"
+    ),
+    "--allow-dangerously-skip-permissions": I(
+        "bypassPermissions is allowed without it", value=False
+    ),
+    "--continue": H("continue the directory's most recent session", value=False),
+    "--resume": H("continue a stored session"),
+    "--session-id": H("the new session's id"),
+    "--fork-session": R(
+        "--fork-session is not supported: a resumed session continues in place", value=False
+    ),
+    "--resume-session-at": R("--resume-session-at is not supported: the whole session is resumed"),
+    "--resume-drops-turn": R("--resume-drops-turn is not supported: the whole session is resumed"),
+    "--mcp-config": H("MCP servers"),
+    "--strict-mcp-config": H("only the --mcp-config servers", value=False),
+    "--tools": H("the built-in tools offered"),
+    "--allowedTools": H("allow rules (Claude Code rule syntax)"),
+    "--disallowedTools": H("tools removed; rules with a specifier deny"),
+    "--settings": R("--settings is not read: permissions, env and hooks in it are not applied"),
+    "--setting-sources": R("--setting-sources is not read: agentls reads its own config files"),
+    "--managed-settings": R("managed settings are not supported"),
+    "--managed-settings-in-initialize": R("managed settings are not supported", value=False),
+    "--add-dir": R("--add-dir is not supported: tools stay in the working directory"),
+    "--agent": R("--agent is not supported: the session runs as the main agent"),
+    "--agents": R(
+        "--agents is not supported: the task tool knows the built-in and file profiles only"
+    ),
+    "--betas": R("--betas is not supported"),
+    "--effort": R("--effort is not supported: use --think"),
+    "--thinking": R("--thinking is not supported: use --think"),
+    "--max-thinking-tokens": R("--max-thinking-tokens is not supported: use --thinking-budget"),
+    "--thinking-display": R("--thinking-display is not supported"),
+    "--fallback-model": R("--fallback-model is not supported: a failing model fails the turn"),
+    "--max-budget-usd": R("--max-budget-usd is not supported: no budget is enforced"),
+    "--task-budget": R("--task-budget is not supported"),
+    "--json-schema": R("structured output (--json-schema) is not supported: no structured_output"),
+    "--plugin-dir": R("plugins are not supported: none are loaded"),
+    "--plugin-dir-no-mcp": R("plugins are not supported: none are loaded"),
+    "--include-hook-events": R("hook events are not written", value=False),
+    "--await-initialize": H("the session opens after the initialize request", value=False),
+    "--initialize-fields": I("agentls reads every field of the initialize request"),
+    "--no-session-persistence": R("sessions are always stored", value=False),
+    "--session-mirror": R("--session-mirror is not supported", value=False),
+    "--project-config-root": R("--project-config-root is not supported"),
+    "--channels": R("--channels is not supported"),
+    "--sdk-url": R("--sdk-url is not supported: agentls speaks over stdio"),
+    "--output-style": R("output styles are not supported"),
+    "--debug": I("logs go to stderr and the log file (AGENTLS_LOG)", value=False),
+    "--debug-to-stderr": I("logs go to stderr", value=False),
+    "--debug-file": I("logs go to the data dir's log file"),
+    "--no-optional-locks": I("a git option the SDK passes to git", value=False),
+}
+
+PARSED_ELSEWHERE = frozenset(
+    {
+        "--output-format", "--input-format", "--verbose", "--include-partial-messages",
+        "--permission-prompt-tool", "--system-prompt", "--append-system-prompt", "--max-turns",
+        "--model", "--permission-mode", "--continue", "--resume", "--session-id",
+        "--mcp-config", "--strict-mcp-config", "--allowedTools", "--disallowedTools", "--tools",
+        "--system-prompt-file",
+    }
+)  # fmt: skip
+"""Flags the print parser defines with their own meaning; the rest it registers from FLAGS."""
+
+
+def dest(flag: str) -> str:
+    return "sdk_" + flag.removeprefix("--").replace("-", "_")
