@@ -72,6 +72,16 @@ class SandboxStatus(WireModel):
     """`bwrap` (Linux) or `sandbox-exec` (macOS); absent when there is none."""
     notice: str | None = None
     """Why commands run without the sandbox that was asked for."""
+    sockets: Literal["blocked", "open"] | None = None
+    """Whether a sandboxed command can open a Unix socket (`blocked`: a seccomp filter
+    refuses them, so no host socket is reachable); absent without a sandbox."""
+    deny_read: list[str] | None = None
+    """Paths sandboxed commands cannot read (secrets, agentls's own data, config and runtime
+    folders, `sandbox.denyRead`), as they are now on this server; a command that names one
+    asks."""
+    protected: list[str] | None = None
+    """Names in the workspace (and `.git` at any depth) that sandboxed commands can never
+    write, whether or not they exist."""
 
 
 class AgentlsServerCapabilities(WireModel):

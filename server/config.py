@@ -189,7 +189,8 @@ def load_config(
     verdict: dict[str, Any] = {"trusted": True, "ignored": []}
     floor: Any = None
     if cwd is not None:
-        trusted = bool(trusted or flags.get("trust") or trusted_by_user(cwd, user))
+        home = Path(environ["HOME"]) if environ and environ.get("HOME") else None
+        trusted = bool(trusted or flags.get("trust") or trusted_by_user(cwd, user, home))
         project = sandbox_object(read_json_file(cwd / ".agentls" / "config.json"))
         narrowed = project_layer(project, config, trusted=trusted)
         config = deep_merge(config, narrowed.layer)

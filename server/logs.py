@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,6 +17,16 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("agentls", appauthor=False))
+
+
+def runtime_dir(environ: Mapping[str, str]) -> Path:
+    """Where this user's sockets and tokens live: $XDG_RUNTIME_DIR/agentls, else a private temp
+    dir."""
+    base = environ.get("XDG_RUNTIME_DIR")
+    if base and Path(base).is_dir():
+        return Path(base) / "agentls"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"agentls-{uid}"
 
 
 class RedactSecrets(logging.Filter):

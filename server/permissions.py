@@ -25,6 +25,7 @@ from server.policy.shell import covered, parse, prefix
 from server.skills import SkillCatalog, ungranted
 from server.tools.base import Tool, ToolContext
 from server.tools.names import canonical_name
+from server.tools.sandbox_mounts import home_of
 from server.trust import verdict
 
 MODES = ("default", "plan", "acceptEdits", "bypassPermissions")
@@ -279,7 +280,14 @@ def sandboxed(
             return judged
         return replace(judged, reason=_joined(judged.reason, "it asks to run outside the sandbox"))
     cwd = effect.cwd or ctx.cwd
-    exit_reason = leaving(effect.command, cwd=cwd, workspace=ctx.cwd, settings=sandbox.settings)
+    exit_reason = leaving(
+        effect.command,
+        cwd=cwd,
+        workspace=ctx.cwd,
+        settings=sandbox.settings,
+        secrets=sandbox.secrets(),
+        home=home_of(sandbox.environ),
+    )
     if exit_reason:
         if judged.action == "allow":
             return replace(judged, outside=by_rule)
@@ -288,7 +296,12 @@ def sandboxed(
     if always:
         return judged
     if sandbox.settings.auto_allow and state.mode in ("default", "acceptEdits"):
-        return Decision("allow")
+        unheld = sandbox.unheld()
+        if unheld is None:
+            return Decision("allow")
+        if judged.action != "allow":
+            reason = f"it would run unasked in the sandbox, but {unheld}"
+            return replace(judged, reason=_joined(judged.reason, reason))
     return judged
 
 

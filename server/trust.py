@@ -38,11 +38,23 @@ def listed(user: Mapping[str, Any]) -> list[str]:
     return [str(e) for e in entries if isinstance(e, str | os.PathLike)]
 
 
-def trusted_by_user(cwd: Path, user: Mapping[str, Any]) -> bool:
-    """Whether the user config lists `cwd` or a folder above it, compared as real paths."""
+def is_broad(workspace: Path, home: Path) -> bool:
+    """A workspace that is `/`, the home folder or a folder above it: too much to hand to
+    commands unasked or to trust by a folder rule (the user's shell profile, their agentls
+    config, every project)."""
+    here = Path(os.path.realpath(workspace))
+    mine = Path(os.path.realpath(home))
+    return here == Path(here.anchor) or here == mine or here in mine.parents
+
+
+def trusted_by_user(cwd: Path, user: Mapping[str, Any], home: Path | None = None) -> bool:
+    """Whether the user config lists `cwd` or a folder above it, compared as real paths. The
+    home folder, `/` and the folders between are never trusted by a rule."""
     try:
         here = cwd.resolve()
     except OSError:
+        return False
+    if is_broad(here, home or Path.home()):
         return False
     for entry in listed(user):
         if entry == "*":

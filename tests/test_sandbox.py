@@ -34,7 +34,10 @@ class Canary:
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hit"
+        self.port = self.server.server_address[1]
+        self.host = f"127.0.0.1:{self.port}"
+        """The canary as `sandbox.network` lists it: the address with its port."""
+        self.url = f"http://{self.host}/hit"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
@@ -111,7 +114,7 @@ async def test_the_network_is_off_inside_unless_configured(tmp_path, workspace, 
 async def test_a_refused_host_is_flagged_when_the_command_hides_the_proxys_answer(
     tmp_path, workspace, fake_llm, canary
 ):
-    clone(workspace, fake_llm, user={"sandbox": {"network": ["127.0.0.1"]}})
+    clone(workspace, fake_llm, user={"sandbox": {"network": [canary.host]}})
     denied = canary.url.replace("127.0.0.1", "localhost") + "-denied"
     # -f: curl prints only "The requested URL returned error: 403", never the proxy's words
     turn = await serve_turn(
@@ -128,7 +131,7 @@ async def test_a_refused_host_is_flagged_when_the_command_hides_the_proxys_answe
 async def test_a_list_of_hosts_lets_commands_reach_those_alone_through_the_proxy(
     tmp_path, workspace, fake_llm, canary
 ):
-    clone(workspace, fake_llm, user={"sandbox": {"network": ["127.0.0.1"]}})
+    clone(workspace, fake_llm, user={"sandbox": {"network": [canary.host]}})
     denied = canary.url.replace("127.0.0.1", "localhost") + "-denied"
     calls = [
         bash(f"curl -s --max-time 10 {canary.url}", "c_http"),
@@ -142,7 +145,7 @@ async def test_a_list_of_hosts_lets_commands_reach_those_alone_through_the_proxy
     http, tunnel, refused, said = outputs(turn)
     assert "canary" in http and "canary" in tunnel
     assert "refused" in refused
-    assert "localhost is not in sandbox.network (allowed: 127.0.0.1)" in said
+    assert f"localhost:{canary.port} is not in sandbox.network (allowed: {canary.host})" in said
 
     client = AgentClient()
     await client.start(server_env(tmp_path, OPENAI_API_KEY="k", AGENTLS_SANDBOX="workspace-write"))
@@ -151,14 +154,14 @@ async def test_a_list_of_hosts_lets_commands_reach_those_alone_through_the_proxy
     finally:
         await client.close()
     status = init.capabilities.experimental["agentls"]["sandbox"]
-    assert status["allowedHosts"] == ["127.0.0.1"] and status["network"] is False
+    assert status["allowedHosts"] == [canary.host] and status["network"] is False
 
 
 @needs_bwrap
 async def test_a_repository_cannot_add_hosts_the_user_does_not_allow(
     tmp_path, workspace, fake_llm, canary
 ):
-    clone(workspace, fake_llm, project={"sandbox": {"network": ["127.0.0.1"]}})
+    clone(workspace, fake_llm, project={"sandbox": {"network": [canary.host]}})
     command = f"curl -s --max-time 5 {canary.url} || echo unreachable"
     turn = await serve_turn(
         tmp_path, workspace, fake_llm, [bash(command)], new={**SANDBOXED, "mode": "bypassPermissions"}
@@ -171,8 +174,8 @@ async def test_a_repository_cannot_add_hosts_the_user_does_not_allow(
     clone(
         workspace,
         fake_llm,
-        project={"sandbox": {"network": ["127.0.0.1"]}},
-        user={"sandbox": {"network": ["127.0.0.1", "example.com"]}},
+        project={"sandbox": {"network": [canary.host]}},
+        user={"sandbox": {"network": [canary.host, "example.com"]}},
     )
     turn = await serve_turn(
         tmp_path, workspace, fake_llm, [bash(command)], new={**SANDBOXED, "mode": "bypassPermissions"}

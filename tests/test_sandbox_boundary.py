@@ -28,11 +28,7 @@ from tests.test_e2e_resident import resident_pids
 from tests.trust_fixture import bash, write_json
 
 needs_bwrap = pytest.mark.skipif(not probe().available, reason=f"no sandbox: {probe().reason}")
-pytestmark = [
-    needs_bwrap,
-    pytest.mark.timeout(300),
-    pytest.mark.xfail(strict=True, reason="the sandbox does not hold these yet"),
-]
+pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
 DOORS = ("serve", "resident", "acp", "stream-json")
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- canary"
 

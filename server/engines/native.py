@@ -115,7 +115,7 @@ class NativeEngine:
         tools = self._tools() if self._tools else self._builtin_tools(spec, skills)
         allowed = rules_from_names(spec.config.get("permissions", {}).get("allow", []))
         try:
-            sandbox = make_sandbox(spec.config, spec.cwd)
+            sandbox = make_sandbox(spec.config, spec.cwd, self._env())
         except ValueError as exc:
             raise EngineError(str(exc)) from exc
         if sandbox.missing:

@@ -10,8 +10,10 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
-CONTROL_DIRS = (".agentls", ".claude", ".agents", ".git")
-CONTROL_FILES = (".mcp.json", "agents.md", "claude.md")
+CONTROL_DIRS = (".agentls", ".claude", ".agents", ".git", ".vscode", ".idea", ".zed", ".devcontainer")
+CONTROL_FILES = (".mcp.json", "agents.md", "claude.md", ".gitmodules", ".envrc")
+CONTROL_NAMES = (*CONTROL_DIRS, ".mcp.json", "AGENTS.md", "CLAUDE.md", ".gitmodules", ".envrc")
+"""The control files and folders as the programs that read them spell them (folders first)."""
 
 
 def real(path: Path) -> Path | None:
@@ -61,7 +63,8 @@ def git_dir(parts: tuple[str, ...]) -> bool:
 
 def control_file(parts: tuple[str, ...]) -> str | None:
     """The control file or folder among `parts` (agentls's and other agents' config, skills,
-    instructions, MCP servers, git's own folder), or None."""
+    instructions, MCP servers, editors' settings and tasks, git's own files, direnv, dev
+    containers), or None."""
     for part in parts:
         if part.casefold() in CONTROL_DIRS:
             return part

@@ -1,5 +1,6 @@
-"""Whether a command visibly needs more than its sandbox gives: the network, or a write where
-the sandbox forbids one. Such a command asks and, when allowed, runs outside the sandbox; any
+"""Whether a command visibly needs more than its sandbox gives: the network, a write where the
+sandbox forbids one, or a secret the sandbox hides (`~/.ssh`, ...). Such a command asks and,
+when allowed, runs outside the sandbox; any
 other sandboxed command may run unasked (`sandbox.autoAllow`). What cannot be seen in the text
 (a program that writes outside by itself) fails inside the sandbox, and the model is told how to
 ask for the way out.
@@ -7,6 +8,9 @@ ask for the way out.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from server.policy import paths as real_paths
@@ -41,12 +45,23 @@ WRAPPERS = {"sudo", "env", "time", "nohup", "nice", "timeout", "command", "exec"
 
 
 def leaving(
-    command: str, *, cwd: Path, workspace: Path, settings: SandboxSettings
+    command: str,
+    *,
+    cwd: Path,
+    workspace: Path,
+    settings: SandboxSettings,
+    secrets: Sequence[Path] = (),
+    home: Path | None = None,
 ) -> str | None:
-    """Why `command` must leave the sandbox, or None when nothing in its text says so."""
+    """Why `command` must leave the sandbox, or None when nothing in its text says so.
+    `secrets`: the paths the sandbox hides; `home` expands `~` and `$HOME` in the words."""
     parsed = parse(command)
     if parsed is None:
         return None
+    words = [w for c in parsed.commands for w in c.words] + parsed.redirects
+    secret = named_secret(words, cwd=cwd, secrets=secrets, home=home or Path.home())
+    if secret:
+        return f"it names {secret}, which the sandbox hides (it holds secrets)"
     for target in parsed.redirects:
         if target == "/dev/null":
             continue
@@ -81,3 +96,27 @@ def needs_network(command: SimpleCommand) -> bool:
         return True
     rest = [w for w in words[1:] if not w.startswith("-")]
     return bool(rest) and rest[0] in subcommands
+
+
+_HOME_WORD = re.compile(r"^(~|\$HOME|\$\{HOME\})(?=/|$)")
+
+
+def named_secret(
+    words: Sequence[str], *, cwd: Path, secrets: Sequence[Path], home: Path
+) -> str | None:
+    """The first word (or the path after `=` or `@` in it: `--data=@~/.netrc`) that leads into
+    one of `secrets`, as written; None when none does."""
+    if not secrets:
+        return None
+    hidden = {Path(os.path.realpath(s)) for s in secrets}
+    hidden |= {Path(os.path.normpath(s)) for s in secrets}
+    for word in words:
+        for candidate in {word, *re.split(r"[=@]", word)[1:]}:
+            if not candidate:
+                continue
+            text = _HOME_WORD.sub(str(home).replace("\\", "/"), candidate)
+            path = Path(os.path.normpath(cwd / text))
+            for seen in (path, Path(os.path.realpath(path))):
+                if seen in hidden or not hidden.isdisjoint(seen.parents):
+                    return candidate
+    return None

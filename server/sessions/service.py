@@ -12,6 +12,7 @@ what the user saw.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from contextlib import AbstractContextManager, nullcontext
@@ -51,6 +52,7 @@ from server.agent.loop import wire_usage
 from server.config import ConfigError, deep_merge, load_config
 from server.engines.base import EngineDriver, EngineError, SessionOffer
 from server.permissions import MODE_DESCRIPTIONS
+from server.policy.paths import CONTROL_NAMES
 from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
 from server.session_ids import invalid_session_id, valid_session_id
@@ -63,7 +65,7 @@ from server.sessions.reports import ReportTurns
 from server.sessions.sinks import TurnSinkImpl
 from server.sessions.store import Store
 from server.sessions.stored import StoredSessions
-from server.tools.sandbox import probe, settings_from
+from server.tools.sandbox import Sandbox, probe, settings_from
 from server.turn import SessionSpec, TurnOutcome
 
 log = logging.getLogger(__name__)
@@ -171,6 +173,8 @@ class SessionService(StoredSessions):
             )
         found = probe() if settings.mode != "off" else None
         usable = found is not None and found.available
+        environ = os.environ if self.environ is None else self.environ
+        held = Sandbox(settings, Path.cwd(), found, environ) if found and usable else None
         return SandboxStatus(
             mode=settings.mode if usable else "off",
             configured=settings.mode,
@@ -179,6 +183,9 @@ class SessionService(StoredSessions):
             auto_allow=settings.auto_allow,
             kind=found.kind if found and usable else None,
             notice=found.reason if found and not usable else None,
+            sockets=("blocked" if held.probe.kind == "bwrap" else "open") if held else None,
+            deny_read=[str(p) for p in held.secrets()] if held else None,
+            protected=list(CONTROL_NAMES) if held else None,
         )
 
     def _config(

@@ -219,6 +219,7 @@ class Git(Tool):
         sub, rest = args.args[0], args.args[1:]
         extra = ["--no-ext-diff", "--no-textconv"] if sub in DIFF_LIKE else []
         argv = [_git_path(), "--no-pager", *SAFE_CONFIG, sub, *extra, *rest]
+        held = None
         if self.is_read_only(args):
             env = await anyio.to_thread.run_sync(safe_env, ctx.cwd, ctx.env)
         else:
@@ -229,6 +230,7 @@ class Git(Tool):
             if sandbox is not None and sandbox.active:
                 argv = sandbox.wrap(argv, cwd=ctx.cwd, git_writable=True)
                 env = sandbox.environment(env)
+                held = sandbox
         try:
             code, out, err, truncated = await run_git(argv, ctx=ctx, env=env, timeout=self.timeout)
         except TimeoutError:
@@ -236,6 +238,9 @@ class Git(Tool):
                 f"git {sub} timed out after {self.timeout:g} s and was killed; narrow the request "
                 "(paths after --, -n N)"
             ) from None
+        finally:
+            if held is not None:
+                held.release()
         if truncated:
             return _result(None, out, err, truncated=True)
         if code != 0:

@@ -1,14 +1,18 @@
 """Runs inside a sandbox without a network: the way out to agentls's host proxy.
 
-    python -I -S netbridge.py SOCKET -- COMMAND...
+    python -I -S netbridge.py SOCKET --seccomp HEX -- COMMAND...
 
 Listens on 127.0.0.1 inside the sandbox's own network namespace, relays every connection to
-the proxy's unix socket (bound into the sandbox), and runs COMMAND with the proxy variables
-pointing at that port; exits as COMMAND does. Only the standard library: it starts with `-S`.
+the proxy's unix socket, and runs COMMAND with the proxy variables pointing at that port;
+exits as COMMAND does. The bridge needs Unix sockets, so the sandbox's seccomp filter (HEX, a
+`struct sock_filter[]`) is loaded in COMMAND's process alone, and the bridge makes itself
+undumpable so that COMMAND cannot take its sockets (ptrace, `pidfd_getfd`, /proc/PID/fd).
+Only the standard library: it starts with `-S`.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import socket
 import subprocess
@@ -58,11 +62,40 @@ def serve(listener: socket.socket, path: str) -> None:
         threading.Thread(target=relay, args=(client, path), daemon=True).start()
 
 
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def filter_loader(program: bytes):
+    """A function that loads `program` into the calling process (for `preexec_fn`: everything
+    it needs is made here, before the fork)."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = _Filter(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
+
+    def load() -> None:
+        if prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+            os._exit(126)
+        if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+            os._exit(126)
+
+    load.keep = (code, fprog)  # type: ignore[attr-defined]
+    return load
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        print("usage: netbridge.py SOCKET -- COMMAND...", file=sys.stderr)
+    if len(argv) < 5 or argv[1] != "--seccomp" or argv[3] != "--":
+        print("usage: netbridge.py SOCKET --seccomp HEX -- COMMAND...", file=sys.stderr)
         return 2
-    path, command = argv[0], argv[2:]
+    path, program, command = argv[0], bytes.fromhex(argv[2]), argv[4:]
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
@@ -71,12 +104,12 @@ def main(argv: list[str]) -> int:
     env.update({name: url for name in PROXY_VARIABLES})
     for name in NO_PROXY_VARIABLES:
         env.pop(name, None)
-    threading.Thread(target=serve, args=(listener, path), daemon=True).start()
-    try:
-        proc = subprocess.Popen(command, env=env)
+    try:  # before the relay's thread starts: a fork with one thread only
+        proc = subprocess.Popen(command, env=env, preexec_fn=filter_loader(program))
     except OSError as exc:
         print(f"{command[0]}: {exc.strerror}", file=sys.stderr)
         return 127
+    threading.Thread(target=serve, args=(listener, path), daemon=True).start()
     code = proc.wait()
     return 128 - code if code < 0 else code
 

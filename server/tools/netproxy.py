@@ -2,13 +2,18 @@
 connects only to the hosts `sandbox.network` lists.
 
 `CONNECT host:port` (HTTPS and any other TCP) and plain-HTTP requests in absolute form are
-served; a host not on the list gets `403 Forbidden` naming it. The sandboxed side reaches the
-socket through `netbridge.py`. Threads, not the event loop: the proxy lives as long as its
-sandbox and never waits on agentls's own work.
+served. Refused with `403 Forbidden`, naming the host: a host not on the list; a port other than
+80 and 443 unless the entry names it (`host:8443`); a name that resolves to a loopback, private,
+link-local or metadata address (the guard `web_fetch` uses) unless the entry is that address
+itself; a plain-HTTP request whose `Host` header names another host than its target. The
+connection goes to the address that was checked, so a second DNS answer cannot move it.
+The sandboxed side reaches the socket through `netbridge.py`. Threads, not the event loop: the
+proxy lives as long as its sandbox and never waits on agentls's own work.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import shutil
@@ -28,14 +33,54 @@ CONNECT_TIMEOUT_S = 30.0
 DENIED_MARK = "is not in sandbox.network"
 
 
-def host_allowed(host: str, patterns: tuple[str, ...]) -> bool:
-    """`example.com` allows that host; `*.example.com` its subdomains (not itself)."""
+DEFAULT_PORTS = (80, 443)
+
+
+def split_port(pattern: str) -> tuple[str, int | None]:
+    """(`host`, port or None) of `host[:port]` (`[::1]:8080` for an IPv6 address); port 0
+    when the part after the colon is not one."""
+    if pattern.startswith("["):
+        host, _, rest = pattern[1:].partition("]")
+        if not rest:
+            return host, None
+        port = rest.removeprefix(":")
+    elif pattern.count(":") == 1:
+        host, port = pattern.split(":")
+    else:
+        return pattern, None
+    return host, int(port) if port.isdigit() and 0 < int(port) < 65536 else 0
+
+
+def allowing(host: str, port: int, patterns: tuple[str, ...]) -> str | None:
+    """The entry that allows `host:port`, or None. `example.com` allows that host on ports 80
+    and 443, `*.example.com` its subdomains (not itself), `example.com:8443` that port alone."""
     host = host.strip("[]").lower().rstrip(".")
     for pattern in patterns:
-        p = pattern.lower().rstrip(".")
+        name, listed = split_port(pattern.lower())
+        p = name.rstrip(".")
+        if listed != port and not (listed is None and port in DEFAULT_PORTS):
+            continue
         if host == p or (p.startswith("*.") and host.endswith(p[1:])):
-            return True
-    return False
+            return pattern
+    return None
+
+
+def checked_address(host: str, port: int, entry: str) -> tuple[str | None, str]:
+    """(the address to connect to, "") or (None, why the host is refused): a name may not lead
+    to an internal address; an entry that is an address the user listed may."""
+    from server.tools.internal_addresses import blocked_reason
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return None, f"cannot resolve {host}: {exc}"
+    listed = split_port(entry)[0].strip("[]")
+    for info in infos:
+        address = str(info[4][0])
+        reason = blocked_reason(ipaddress.ip_address(address.split("%")[0]))
+        if reason and address != listed:
+            return None, f"{host} resolves to a {reason}, which sandboxed commands cannot reach"
+    return str(infos[0][4][0]), ""
 
 
 def _target(line: str) -> tuple[str, str, int, str] | None:
@@ -59,6 +104,19 @@ def _target(line: str) -> tuple[str, str, int, str] | None:
     return method, url.hostname, url.port or 80, path
 
 
+def _host_header(headers: list[str]) -> str | None:
+    for header in headers:
+        name, _, value = header.partition(":")
+        if name.strip().lower() == "host":
+            return value.strip().lower()
+    return None
+
+
+def _same_host(header: str, host: str, port: int) -> bool:
+    name, given = split_port(header)
+    return name.strip("[]").rstrip(".") == host.lower().rstrip(".") and given in (None, port)
+
+
 class _Handler(socketserver.BaseRequestHandler):
     server: HostProxy
 
@@ -77,13 +135,25 @@ class _Handler(socketserver.BaseRequestHandler):
             self._answer(400, "agentls sandbox proxy: not a proxy request")
             return
         method, host, port, path = target
-        if not host_allowed(host, self.server.hosts):
+        entry = allowing(host, port, self.server.hosts)
+        if entry is None:
             self.server.refused.append(host)
             allowed = ", ".join(self.server.hosts)
-            self._answer(403, f"agentls sandbox: {host} {DENIED_MARK} (allowed: {allowed})")
+            shown = host if port in DEFAULT_PORTS else f"{host}:{port}"
+            self._answer(403, f"agentls sandbox: {shown} {DENIED_MARK} (allowed: {allowed})")
+            return
+        named = _host_header(lines[1:])
+        if method != "CONNECT" and named is not None and not _same_host(named, host, port):
+            self.server.refused.append(host)
+            self._answer(403, f"agentls sandbox: the Host header {named} is not {host}")
+            return
+        address, why = checked_address(host, port, entry)
+        if address is None:
+            self.server.refused.append(host)
+            self._answer(403, f"agentls sandbox: {why}")
             return
         try:
-            upstream = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+            upstream = socket.create_connection((address, port), timeout=CONNECT_TIMEOUT_S)
         except OSError as exc:
             self._answer(502, f"agentls sandbox proxy: cannot reach {host}:{port}: {exc}")
             return

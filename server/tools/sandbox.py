@@ -3,20 +3,23 @@
 Modes: `workspace-write` (the workspace and a private temp dir, `$TMPDIR`, writable; the rest
 of the machine, /tmp included, read-only; no network unless `network`: true, or a list of hosts
 reached through a proxy of agentls's, `netproxy`), `read-only` (only the private temp
-dir writable), `off`. Inside, the workspace's `.git` and control files and folders stay read-only
-(the git tool's own write calls get `.git` writable). Every sandbox has its own PID namespace
+dir writable), `off`. Inside, the workspace's control files and folders stay read-only whether
+or not they exist (`sandbox_mounts`; the git tool's own write calls get `.git` writable),
+secrets are hidden (`sandbox.denyRead` adds to them), no Unix socket can be made (`seccomp`)
+and the variables that name host sockets are gone. Every sandbox has its own PID namespace
 (host processes are out of sight, so `/proc/<pid>/root` leads nowhere), drops every capability
 (a root user keeps none), and dies with agentls.
 
 `probe()` checks once per process that a sandbox can really be made here (bwrap installed, user
-namespaces allowed); where it cannot, a session asking for one runs without it and says so.
-macOS gets a `sandbox-exec` profile (`seatbelt_profile`), written to the same rules and not
-tested on a Mac.
+namespaces allowed, the seccomp filter loads); where it cannot, a session asking for one runs
+without it and says so. macOS gets a `sandbox-exec` profile (`seatbelt_profile`), written to
+the same rules and not tested on a Mac.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -29,14 +32,33 @@ from pathlib import Path
 from typing import Any, get_args
 
 from protocol.methods import SandboxMode
-from server.policy.paths import CONTROL_DIRS, CONTROL_FILES
-from server.tools.netproxy import DENIED_MARK, HostProxy
+from server.logs import runtime_dir
+from server.policy.paths import CONTROL_NAMES
+from server.tools import seccomp
+from server.tools.netproxy import DENIED_MARK, HostProxy, split_port
+from server.tools.sandbox_mounts import (
+    Held,
+    Placeholders,
+    hide,
+    home_of,
+    nested_git,
+    secret_paths,
+)
+from server.trust import is_broad
 
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 BWRAP_VARIABLE = "AGENTLS_BWRAP"
 """The bwrap to use instead of the one on PATH (an empty value: none)."""
 PROBE_TIMEOUT_S = 20.0
 BRIDGE = Path(__file__).with_name("netbridge.py")
+HOST_SOCKET_VARIABLES = (
+    "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS", "DOCKER_HOST", "XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY",
+    "XAUTHORITY", "PULSE_SERVER", "KRB5CCNAME", "GNOME_KEYRING_CONTROL", "SWAYSOCK", "I3SOCK",
+    "TMUX", "VSCODE_IPC_HOOK_CLI", "VSCODE_GIT_IPC_HANDLE", "VSCODE_GIT_ASKPASS_NODE",
+    "GIT_ASKPASS", "SSH_ASKPASS", "BROWSER",
+)
+"""Variables that name a host socket or a program outside: a sandboxed command gets none."""
 
 
 @dataclass(frozen=True)
@@ -45,16 +67,18 @@ class SandboxSettings:
     network: bool = False
     allowed_hosts: tuple[str, ...] = ()
     """With the network off, the hosts commands may still reach, through agentls's proxy
-    (`example.com`, `*.example.com`)."""
+    (`example.com`, `*.example.com`, `host:port`)."""
     auto_allow: bool = True
     """In `default` and `acceptEdits`, a command that stays inside the sandbox runs unasked."""
     required: bool = False
     """No command runs at all without a sandbox (replay)."""
+    deny_read: tuple[str, ...] = ()
+    """Paths hidden from commands besides the built-in secrets (`~/` for the home folder)."""
 
 
 def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
-    """`sandbox` of a merged config: a mode name or `{mode, network, autoAllow, required}`
-    (`network`: true, false or a list of hosts)."""
+    """`sandbox` of a merged config: a mode name or `{mode, network, autoAllow, required,
+    denyRead}` (`network`: true, false or a list of hosts)."""
     raw = config.get("sandbox")
     if raw is None:
         return SandboxSettings()
@@ -77,26 +101,39 @@ def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
         flags[key] = value
     if network is not None and not isinstance(network, bool):
         raise ValueError(f"sandbox.network must be true, false or a list of hosts, not {network!r}")
+    deny = raw.get("denyRead") or []
+    if not isinstance(deny, list) or not all(_absolute_or_home(d) for d in deny):
+        raise ValueError(
+            f"sandbox.denyRead must be a list of absolute or ~/ paths, not {raw.get('denyRead')!r}"
+        )
     return SandboxSettings(
         mode=mode,
         network=bool(network),
         allowed_hosts=hosts,
         auto_allow=flags["autoAllow"] is not False,
         required=bool(flags["required"]),
+        deny_read=tuple(deny),
     )
+
+
+def _absolute_or_home(entry: Any) -> bool:
+    return isinstance(entry, str) and (entry == "~" or entry.startswith(("/", "~/")))
 
 
 _HOST = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?")
 
 
 def host_patterns(values: list[Any]) -> tuple[str, ...]:
-    """`sandbox.network` as a list: host names or `*.` patterns (no scheme, port or path)."""
+    """`sandbox.network` as a list: host names or `*.` patterns, each with a `:port` when it
+    is not 80 or 443 (no scheme or path)."""
     out = []
     for value in values:
         text = value.strip().lower() if isinstance(value, str) else ""
-        if not _HOST.fullmatch(text) and not _is_ip(text):
+        host, port = split_port(text)
+        if (not _HOST.fullmatch(host) and not _is_ip(host)) or port == 0:
             raise ValueError(
-                f"sandbox.network hosts are names like example.com or *.example.com, not {value!r}"
+                "sandbox.network hosts are names like example.com, *.example.com or "
+                f"example.com:8443, not {value!r}"
             )
         out.append(text)
     return tuple(out)
@@ -138,9 +175,11 @@ def probe() -> Probe:
     bwrap = bwrap_path()
     if bwrap is None:
         return Probe(False, None, "bubblewrap (bwrap) is not installed: apt install bubblewrap")
-    argv = [bwrap, *_isolation(network=False), "--", "true"]
+    if seccomp.host_arch() is None:
+        return Probe(False, None, "no seccomp filter for this processor: Unix sockets stay open")
+    filtered = _filtered([bwrap, *_isolation(network=False), "--seccomp", "3", "--", "true"])
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S)
+        done = subprocess.run(filtered, capture_output=True, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Probe(False, None, f"bwrap cannot run: {exc}")
     if done.returncode != 0:
@@ -158,14 +197,28 @@ def _isolation(*, network: bool) -> list[str]:
     return [*flags, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
-def protected(workspace: Path) -> list[Path]:
-    """The workspace's control files and folders that exist, `.git` among them."""
-    names = {*CONTROL_DIRS, *CONTROL_FILES}
-    try:
-        entries = list(workspace.iterdir())
-    except OSError:
-        return []
-    return sorted(p for p in entries if p.name.casefold() in names)
+def state_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """agentls's own sandbox files (the seccomp filter, placeholder records): in the runtime
+    dir, which every sandbox hides."""
+    return runtime_dir(environ) / "sandbox"
+
+
+@functools.cache
+def _filter_file(folder: Path) -> Path:
+    program = seccomp.host_program() or b""
+    path = folder / f"seccomp-{hashlib.sha256(program).hexdigest()[:16]}.bpf"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as out:
+            out.write(program)
+        os.replace(out.name, path)
+    return path
+
+
+def _filtered(argv: list[str], folder: Path | None = None) -> list[str]:
+    """`argv` (a bwrap command with `--seccomp 3`) started so that fd 3 reads the filter."""
+    path = _filter_file(folder or state_dir())
+    return ["/bin/sh", "-c", 'exec "$@" 3<"$0"', str(path), *argv]
 
 
 @dataclass
@@ -175,8 +228,11 @@ class Sandbox:
     settings: SandboxSettings
     workspace: Path
     probe: Probe
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     _tmp: Path | None = field(default=None, repr=False)
     _proxy: HostProxy | None = field(default=None, repr=False)
+    _holds: int = field(default=0, repr=False)
+    _nested: list[Path] | None = field(default=None, repr=False)
 
     @property
     def active(self) -> bool:
@@ -203,30 +259,82 @@ class Sandbox:
         """Whether commands reach the allowed hosts through agentls's proxy."""
         return not self.settings.network and bool(self.settings.allowed_hosts)
 
+    def unheld(self) -> str | None:
+        """Why a command here must ask although it stays inside: what the sandbox cannot
+        hold for it. None when it holds everything."""
+        if is_broad(self.workspace, home_of(self.environ)):
+            return (
+                f"the workspace is {self.workspace}, which holds your shell profile, your "
+                "agentls config and every project: open a project folder to let commands "
+                "run unasked"
+            )
+        if self.settings.mode != "workspace-write":
+            return None
+        links = [n for n in CONTROL_NAMES if (self.workspace / n).is_symlink()]
+        if links:
+            return f"{', '.join(links)} is a symbolic link, which the sandbox cannot keep read-only"
+        return None
+
+    def secrets(self) -> list[Path]:
+        """The paths commands cannot read, as named."""
+        return secret_paths(self.environ, self.settings.deny_read)
+
     def temp_dir(self) -> Path:
         if self._tmp is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="agentls-sandbox-"))
         return self._tmp
 
     def wrap(self, argv: list[str], *, cwd: Path, git_writable: bool = False) -> list[str]:
-        """`argv` to run inside the sandbox, starting in `cwd`."""
+        """`argv` to run inside the sandbox, starting in `cwd`. Each call holds the workspace's
+        control files until `release()` (once the command has ended) or `close()`."""
         if self.probe.kind == "sandbox-exec":
             profile = seatbelt_profile(self, git_writable=git_writable)
             return ["/usr/bin/sandbox-exec", "-p", profile, *argv]
         bwrap = bwrap_path()
         assert bwrap is not None
-        out = [bwrap, *_isolation(network=self.settings.network)]
+        workspace = Path(os.path.realpath(self.workspace))
+        first: list[str] = []
+        rest: list[str] = []
+        for path, mounts in hide([*self.secrets(), state_dir(self.environ)]).items():
+            # A folder that holds the workspace is hidden before the workspace is bound (after,
+            # it would hide it); any other after (before, the workspace would show it again).
+            holds = path == workspace or path in workspace.parents
+            (first if holds else rest).extend(mounts)
+        out = [bwrap, *_isolation(network=self.settings.network), *first]
         out += ["--bind", str(self.temp_dir()), str(self.temp_dir())]
         if self.settings.mode == "workspace-write":
             out += ["--bind", str(self.workspace), str(self.workspace)]
-            for path in protected(self.workspace):
-                if not (git_writable and path.name == ".git"):
-                    out += ["--ro-bind", str(path), str(path)]
+            out += self._hold(git_writable).mounts
+        out += rest
         if self.proxied:
             if self._proxy is None:
                 self._proxy = HostProxy(self.settings.allowed_hosts)
-            argv = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path, "--", *argv]
-        return [*out, "--chdir", str(cwd), "--", *argv]
+            program = (seccomp.host_program() or b"").hex()
+            bridge = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path]
+            return [*out, "--chdir", str(cwd), "--", *bridge, "--seccomp", program, "--", *argv]
+        out += ["--seccomp", "3", "--chdir", str(cwd), "--", *argv]
+        return _filtered(out, state_dir(self.environ))
+
+    def _hold(self, git_writable: bool) -> Held:
+        if self._nested is None:
+            self._nested = nested_git(self.workspace)
+        # The git tool's own calls (asked for) get `.git` writable, and no placeholder that a
+        # `git add` would pick up.
+        skip = frozenset({".git"}) if git_writable else frozenset()
+        placeholders = _placeholders(state_dir(self.environ))
+        held = placeholders.hold(self.workspace, skip=skip, create=not git_writable)
+        self._holds += 1
+        if not git_writable:
+            for path in self._nested:
+                if path.exists() and not path.is_symlink():
+                    held.mounts += ["--ro-bind", str(path), str(path)]
+        return held
+
+    def release(self) -> None:
+        """One wrapped command has ended: its placeholders may go once no command holds them."""
+        if self._holds > 0:
+            self._holds -= 1
+            _placeholders(state_dir(self.environ)).release(self.workspace)
 
     def refusals(self) -> int:
         """How many connections the host allow-list has refused so far."""
@@ -239,9 +347,12 @@ class Sandbox:
         return list(dict.fromkeys(self._proxy.refused[mark:]))
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        return {**env, "TMPDIR": str(self.temp_dir())}
+        kept = {k: v for k, v in env.items() if k not in HOST_SOCKET_VARIABLES}
+        return {**kept, "TMPDIR": str(self.temp_dir())}
 
     def close(self) -> None:
+        while self._holds:
+            self.release()
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
@@ -250,9 +361,17 @@ class Sandbox:
             self._tmp = None
 
 
-def make_sandbox(config: Mapping[str, Any], workspace: Path) -> Sandbox:
+@functools.cache
+def _placeholders(folder: Path) -> Placeholders:
+    return Placeholders(folder)
+
+
+def make_sandbox(
+    config: Mapping[str, Any], workspace: Path, environ: Mapping[str, str] | None = None
+) -> Sandbox:
     settings = settings_from(config)
-    return Sandbox(settings, workspace, probe() if settings.mode != "off" else Probe(False, None))
+    found = probe() if settings.mode != "off" else Probe(False, None)
+    return Sandbox(settings, workspace, found, os.environ if environ is None else environ)
 
 
 def seatbelt_profile(sandbox: Sandbox, *, git_writable: bool = False) -> str:
@@ -264,12 +383,13 @@ def seatbelt_profile(sandbox: Sandbox, *, git_writable: bool = False) -> str:
     rules += [f'(allow file-write* (subpath "{_quoted(p)}"))' for p in writable]
     rules.append('(allow file-write* (literal "/dev/null"))')
     if sandbox.settings.mode == "workspace-write":
-        for path in protected(sandbox.workspace):
-            if not (git_writable and path.name == ".git"):
-                rules.append(f'(deny file-write* (subpath "{_quoted(path)}"))')
+        for name in CONTROL_NAMES:
+            if not (git_writable and name == ".git"):
+                rules.append(f'(deny file-write* (subpath "{_quoted(sandbox.workspace / name)}"))')
+    rules += [f'(deny file-read* (subpath "{_quoted(p)}"))' for p in sandbox.secrets()]
+    rules.append("(deny network-outbound (remote unix-socket))")
     if not sandbox.settings.network:
         rules.append("(deny network*)")
-        rules.append('(allow network* (remote unix-socket (path-literal "/private/var/run/syslog")))')
     return "\n".join(rules)
 
 

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,14 +153,18 @@ async def run_command(
         stderr=subprocess.STDOUT,
         **group_options(hooks=False),
     )
-    proc = await started(spawn, close=_reap)
-    out = _Tail()
     try:
-        with anyio.move_on_after(timeout_ms / 1000) as deadline:
-            await _wait_and_drain(proc, out)
+        proc = await started(spawn, close=_reap)
+        out = _Tail()
+        try:
+            with anyio.move_on_after(timeout_ms / 1000) as deadline:
+                await _wait_and_drain(proc, out)
+        finally:
+            kill_group(proc.pid, running=proc.returncode is None)
+            await run_to_end(_reap(proc))
     finally:
-        kill_group(proc.pid, running=proc.returncode is None)
-        await run_to_end(_reap(proc))
+        if how.sandbox:
+            how.sandbox.release()
     text, truncated = out.text()
     if deadline.cancelled_caught:
         raise ToolError(
@@ -219,6 +224,11 @@ class _Job:
             pass
 
 
+def _release_after(proc: subprocess.Popen, sandbox: Sandbox) -> None:
+    proc.wait()
+    sandbox.release()
+
+
 class BackgroundJobs:
     """Background shell jobs, keyed on (session id, job id); `close()` kills every job."""
 
@@ -241,17 +251,24 @@ class BackgroundJobs:
         job_id = f"bash_{next(self._ids)}"
         log = self._dir / f"{job_id}.log"
         how = launch(command, cwd=cwd, env=env, sandbox=sandbox)
-        with log.open("wb") as sink:
-            proc = subprocess.Popen(
-                how.argv,
-                shell=isinstance(how.argv, str),
-                cwd=how.cwd,
-                env=how.env,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                **group_options(),
-            )
+        try:
+            with log.open("wb") as sink:
+                proc = subprocess.Popen(
+                    how.argv,
+                    shell=isinstance(how.argv, str),
+                    cwd=how.cwd,
+                    env=how.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    **group_options(),
+                )
+        except BaseException:
+            if how.sandbox:
+                how.sandbox.release()
+            raise
+        if how.sandbox:
+            threading.Thread(target=_release_after, args=(proc, how.sandbox), daemon=True).start()
         job = _Job(id=job_id, session_id=session_id, command=command, proc=proc, log=log)
         self._jobs[(session_id, job_id)] = job
         return job
