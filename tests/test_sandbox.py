@@ -325,3 +325,29 @@ async def test_without_bubblewrap_commands_run_unsandboxed_and_say_why(
     status = await initialize_with(tmp_path, AGENTLS_BWRAP="")
     assert status["mode"] == "off" and status["configured"] == "workspace-write"
     assert "bubblewrap" in status["notice"]
+
+
+@needs_bwrap
+@pytest.mark.xfail(strict=True, reason="a project's denyRead replaces the user's")
+async def test_a_repository_may_hide_more_but_never_less(tmp_path, workspace, fake_llm):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "private.txt").write_text("mine")
+    (tmp_path / "shared.txt").write_text("shared")
+    clone(
+        workspace,
+        fake_llm,
+        project={"sandbox": {"denyRead": [str(tmp_path / "shared.txt")]}},
+        user={"sandbox": {"denyRead": ["~/notes"]}},
+    )
+    (workspace / "peek.py").write_text(
+        "import pathlib\n"
+        f"for name in {[str(tmp_path / 'notes' / 'private.txt'), str(tmp_path / 'shared.txt')]!r}:\n"
+        "    try:\n"
+        "        print(pathlib.Path(name).read_text())\n"
+        "    except OSError as exc:\n"
+        "        print('unreadable', exc.strerror)\n"
+    )
+    turn = await serve_turn(tmp_path, workspace, fake_llm, [bash("python3 peek.py")], new=SANDBOXED)
+    assert turn.requests == []
+    [out] = outputs(turn)
+    assert "mine" not in out and "shared" not in out and out.count("unreadable") == 2
