@@ -151,6 +151,11 @@ def _narrowed_sandbox(mine: Any, theirs: Any, ignored: list[str]) -> dict[str, A
     if isinstance(hosts, list) and not _hosts_within(hosts, mine.get("network", False)):
         del kept["network"]
         ignored.append("sandbox.network (hosts the user does not allow)")
+    if "denyRead" in kept:
+        # A project may hide more, never less than the user hides.
+        mine_deny = [d for d in mine.get("denyRead") or [] if isinstance(d, str)]
+        theirs_deny = kept["denyRead"] if isinstance(kept["denyRead"], list) else []
+        kept["denyRead"] = mine_deny + [d for d in theirs_deny if d not in mine_deny]
     for key, loose in (("network", True), ("autoAllow", True), ("required", False)):
         default = {"network": False, "autoAllow": True, "required": False}[key]
         if key in kept and kept[key] == loose and mine.get(key, default) != loose:

@@ -328,7 +328,6 @@ async def test_without_bubblewrap_commands_run_unsandboxed_and_say_why(
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="a project's denyRead replaces the user's")
 async def test_a_repository_may_hide_more_but_never_less(tmp_path, workspace, fake_llm):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "private.txt").write_text("mine")
