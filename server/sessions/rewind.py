@@ -16,6 +16,7 @@ import anyio
 from protocol import errors
 from protocol.methods import RewindParams, RewindResult
 from server.logs import data_dir
+from server.policy.confined import Escaped
 from server.sessions import schema
 from server.sessions.errors import ServiceError
 from server.sessions.model import Session
@@ -72,7 +73,14 @@ async def rewind(
             lambda: branch_session(store.path, session.id, turns[: len(turns) - len(later)], later)
         )
     if params.files:
-        await anyio.to_thread.run_sync(checkpoints.apply, plan)
+        try:
+            await anyio.to_thread.run_sync(checkpoints.apply, plan)
+        except Escaped as exc:
+            raise ServiceError(
+                errors.REWIND_REFUSED,
+                f"stopped: a folder on the way is now a symlink ({exc.strerror}); files before "
+                "it were restored, the turn stays in the log",
+            ) from None
     if branch is not None:
         new_id, renamed = branch
         target = checkpoints_of(new_id, store, environ)

@@ -23,8 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.policy.paths import Swapped, mkdirs_nofollow, open_nofollow
+from server.policy.confined import unlink_beneath, write_beneath
+from server.policy.paths import Swapped, open_nofollow
 from server.session_ids import check_session_id
+
+ROOT = Path("/")
+"""Recorded paths are real paths: rewinding resolves them from the root, through no symlink."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,9 @@ class Checkpoints:
         for path, digest in plan.restore.items():
             target = Path(path)
             if digest is None:
-                target.unlink(missing_ok=True)
-                continue
-            mkdirs_nofollow(target.parent)
-            fd = open_nofollow(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            with os.fdopen(fd, "wb") as f:
-                f.write(self._get(digest))
+                unlink_beneath(target, ROOT)
+            else:
+                write_beneath(target, ROOT, self._get(digest), create_folders=True)
         self._append({"rewind": plan.keep})
         self._turn, self._turn_files = "", []
 
