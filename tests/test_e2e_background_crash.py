@@ -5,7 +5,11 @@ a new process, the strict fake model)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from server.testing.fake_llm import FakeToolCall, Reply
@@ -40,6 +44,20 @@ class Router:
         return reply(body) if callable(reply) else reply
 
 
+async def saved(db: Path, session_id: str, text: str) -> None:
+    """Until the stored session's state holds `text` (the store writes on a thread of its own)."""
+
+    def state() -> str:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row[0] if row else ""
+
+    deadline = time.monotonic() + 60
+    while text not in await asyncio.to_thread(state):
+        assert time.monotonic() < deadline, "the step was never saved"
+        await asyncio.sleep(0.05)
+
+
 async def test_the_model_is_told_which_background_subagent_was_interrupted(
     tmp_path, workspace, fake_llm
 ) -> None:
@@ -54,6 +72,7 @@ async def test_the_model_is_told_which_background_subagent_was_interrupted(
         await client.wait_for(
             lambda u: u["update"]["kind"] == "step_finish" and u["update"]["step"] == 2, 120
         )
+        await saved(tmp_path / "data" / "sessions.db", session_id, "List src")
         assert client._server is not None
         client._server.kill()
         await asyncio.gather(turn, return_exceptions=True)

@@ -79,12 +79,23 @@ def check_limits(delegation: Delegation) -> None:
 
 
 @dataclass
+class Progress:
+    """What a subagent has done so far."""
+
+    done: list[str] = field(default_factory=list)
+    """The titles of the tool calls it finished, in order."""
+    files: list[str] = field(default_factory=list)
+    """The files it wrote (its `outputFiles`)."""
+
+
+@dataclass
 class BackgroundTask:
     id: str
     profile: str
     description: str
     turn_id: str = ""
     """The turn that started it."""
+    progress: Progress = field(default_factory=Progress)
     done: anyio.Event = field(default_factory=anyio.Event)
     report: Report | None = None
     collected: bool = False
@@ -143,6 +154,10 @@ class Relay(ForwardingSink):
 
 
 REPORTS_HEADER = "Background subagents finished:"
+INTERRUPTED_HEADER = (
+    "Background subagents were interrupted when agentls stopped (they are not running and "
+    "will not report; what they changed stays):"
+)
 KEPT_FINISHED = 32
 """Reported background subagents a session remembers (for task_output and subagents/list)."""
 
@@ -270,6 +285,22 @@ class Background:
         history.append(Message("user", [TextPart(taken[0])]))
         return True
 
+    def unreported(self) -> list[dict[str, Any]]:
+        """The subagents whose reports the model has not had, as plain data: what a session
+        keeps, so that after a stop of the server its model is told (`interrupted_note`)."""
+        return [
+            {
+                "taskId": t.id,
+                "profile": t.profile,
+                "description": t.description,
+                "done": list(t.progress.done),
+                "outputFiles": list(t.progress.files),
+            }
+            | ({"summary": t.report.summary} if t.report else {})
+            for t in self.tasks.values()
+            if not t.collected
+        ]
+
     async def close(self) -> None:
         """The session closes: stop every subagent still running and wait for them."""
         for task in self.tasks.values():
@@ -291,3 +322,18 @@ class Background:
         finished = [t for t in self.tasks.values() if t.done.is_set() and t.collected]
         for task in finished[: max(0, len(finished) - KEPT_FINISHED)]:
             del self.tasks[task.id]
+
+
+def interrupted_note(unreported: list[dict[str, Any]]) -> str | None:
+    """What the model is told of the subagents `Background.unreported` listed before a stop."""
+    lines = [INTERRUPTED_HEADER]
+    for entry in unreported:
+        done = ", ".join(entry.get("done") or []) or "no tool call"
+        line = f"- {entry.get('taskId')} ({entry.get('profile')}: {entry.get('description')}): "
+        line += f"it had finished {done}"
+        if entry.get("outputFiles"):
+            line += f"; it wrote {', '.join(entry['outputFiles'])}"
+        if entry.get("summary"):
+            line += f"; its report, never handed over: {entry['summary']}"
+        lines.append(line + ".")
+    return "\n".join(lines) if len(lines) > 1 else None

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from server.agent import pairing
+from server.agent.delegation import interrupted_note
 from server.agent.state import AgentSession
 from server.providers.codec import message_from_dict, message_to_dict
+from server.providers.messages import Message, TextPart
 from server.tools import todo
 
 SNAPSHOT_VERSION = 1
@@ -17,6 +19,7 @@ def native_snapshot(session: AgentSession, *, since: int = 0) -> dict[str, Any]:
     (each step saves only its new messages: serializing all of them every step made a long
     turn quadratic)."""
     view = session.view
+    unreported = session.background.unreported()
     return {
         "version": SNAPSHOT_VERSION,
         "provider": session.settings.provider,
@@ -32,7 +35,7 @@ def native_snapshot(session: AgentSession, *, since: int = 0) -> dict[str, Any]:
         },
         "history": [message_to_dict(m) for m in session.history[since:]],
         "historyLength": len(session.history),
-    }
+    } | ({"background": unreported} if unreported else {})
 
 
 def apply_native_snapshot(session: AgentSession, snapshot: dict[str, Any]) -> None:
@@ -53,6 +56,9 @@ def apply_native_snapshot(session: AgentSession, snapshot: dict[str, Any]) -> No
         if index <= session.view.summarized:
             session.view.summarized += 1
     session.view.elided = set(view.get("elided") or [])
+    note = interrupted_note(snapshot.get("background") or [])
+    if note is not None:  # the server stopped before they reported
+        session.history.append(Message("user", [TextPart(note)]))
 
 
 def _jsonable(state: dict[str, Any], *, skip: tuple[str, ...] = ()) -> dict[str, Any]:

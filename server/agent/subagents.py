@@ -39,7 +39,7 @@ from protocol.updates import (
     UserMessageChunk,
     WorkspaceTrust,
 )
-from server.agent.delegation import TASK_TOOLS, Background, Delegation, Report, Status
+from server.agent.delegation import TASK_TOOLS, Background, Delegation, Progress, Report, Status
 from server.agent.loop import run_turn
 from server.agent.profiles import SUMMARY_LIMIT, Profile
 from server.agent.state import AgentSession
@@ -157,10 +157,19 @@ class SubagentSink:
     inside (the report sums them up); permission requests and questions go up to the parent's
     sink, and so to the user."""
 
-    def __init__(self, parent: TurnSink, task_id: str, profile: str, cwd: Path):
+    def __init__(
+        self,
+        parent: TurnSink,
+        task_id: str,
+        profile: str,
+        cwd: Path,
+        *,
+        progress: Progress | None = None,
+    ):
         self.session_id, self.turn_id = parent.session_id, parent.turn_id
         self.parent, self.id, self.profile, self.cwd = parent, task_id, profile, cwd
-        self.output_files: list[str] = []
+        self.progress = progress or Progress()
+        self.output_files = self.progress.files
         self._titles: dict[str, str] = {}
         self._edits: dict[str, list[str]] = {}
         self._before: dict[str, Stamps] = {}
@@ -237,6 +246,7 @@ class SubagentSink:
                 for path in changed_files(before, file_stamps(self.cwd) or {}):
                     self._add_file(str(self.cwd / path))
         if update.status == "completed":
+            self.progress.done.append(self._titles.get(update.tool_call_id, "a tool call"))
             paths = self._edits.pop(update.tool_call_id, [])
             paths += [update.diff.path] if update.diff else []
             for path in paths:

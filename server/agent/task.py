@@ -97,7 +97,8 @@ class TaskTool(Tool):
         cwd = session.spec.cwd
         if args.background:
             task = BackgroundTask(task_id, profile.name, args.description, ctx.sink.turn_id)
-            up = SubagentSink(session.background.sink_for(task, ctx.sink), task_id, profile.name, cwd)
+            sink = session.background.sink_for(task, ctx.sink)
+            up = SubagentSink(sink, task_id, profile.name, cwd, progress=task.progress)
             up.status("running", args.description)
             session.background.start(task, lambda: run_child(session, child, args.prompt, up))
             return {"taskId": task_id, "status": "running"}
