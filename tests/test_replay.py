@@ -12,6 +12,7 @@ import pytest
 
 from server.providers.messages import Finish, ModelRequest, ProviderError, TextDelta, Usage
 from server.providers.replay import RecordedCall, ReplayProvider
+from server.session_ids import valid_session_id
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env
 from tests.conftest import write_project_config
@@ -101,11 +102,11 @@ async def test_replay_verifies_offline_and_fails_where_the_workspace_differs(tmp
     assert (workspace / "notes.md").read_text() == "status: final\n"  # the original is untouched
 
     stored = report["replaySessionId"]  # the replay's own trace: stored, exported, replayable
-    assert stored.startswith(f"replay_{turn_id}_")
+    assert valid_session_id(stored) and stored != session_id
     again = agentls(tmp_path, "replay", stored, "--workspace", str(workspace), "--verify")
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.rstrip().endswith("verified: PASS")
-    assert "\n  stored as       replay_turn_" in again.stdout  # stored in its turn
+    assert "\n  stored as       sess_" in again.stdout  # stored in its turn
     replayed_rows = agentls(tmp_path, "sessions", "export", stored).stdout.splitlines()
     assert {"prompt", "provider_request", "provider_response"} <= {
         json.loads(line).get("kind") for line in replayed_rows

@@ -181,7 +181,7 @@ async def run_turn(
     effects = Effects(outcomes(turn.updates), use_recorded=recorded_effects)
     state = dict(turn.prompt.get("state") or trace.session.get("state") or {})
     history = trace.messages[: int(turn.prompt.get("historyLength", 0))]
-    session_id = f"replay_{turn.id}_{uuid.uuid4().hex[:6]}"
+    session_id = f"sess_{uuid.uuid4().hex[:16]}"
     try:
         session = await service.open_snapshot(
             session_id, scratch, "native", {**state, "history": history}
