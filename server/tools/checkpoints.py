@@ -23,7 +23,7 @@ def keep_change(ctx: ToolContext, path: Path, before: bytes | None, after: bytes
     turn = ctx.sink.turn_id
     try:
         first = ctx.checkpoints.record(turn, path.resolve(), before, after)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a session id that is not one
         log.warning("could not keep a checkpoint of %s: %s", path, exc)
         return
     if first:
