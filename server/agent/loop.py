@@ -30,6 +30,7 @@ from protocol.updates import Usage as WireUsage
 from server.agent import compaction
 from server.agent.closing import ClosingSink, end_step
 from server.agent.context import prepare_call
+from server.agent.hooks import Hooks, session_hooks
 from server.agent.state import AgentSession
 from server.agent.tool_calls import announce, observing_only, run_tool_calls
 from server.providers.messages import (
@@ -69,6 +70,13 @@ def wire_usage(usage: Usage) -> WireUsage:
 async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> TurnOutcome:
     # Routing first: a prompt whose image no model can read fails before touching the history.
     session.route_vision(sink, new_images=any(isinstance(p, ImagePart) for p in user.parts))
+    hooks = session_hooks(session) if main_agent(session) else None
+    if hooks is not None:
+        user, refused = await prompt_hooks(hooks, session, user)
+        if refused is not None:
+            session.end_vision()
+            sink.emit(AgentMessageChunk(text=refused))
+            return TurnOutcome("end_turn", Usage())
     session.history.append(user)
     sink = ClosingSink(sink)
     session.tool_ctx.sink = sink
@@ -84,6 +92,7 @@ async def run_turn(session: AgentSession, user: Message, sink: TurnSink) -> Turn
 
 
 async def run_steps(session: AgentSession, sink: ClosingSink) -> StopReason:
+    continued = False  # a Stop hook kept this turn going
     for step in range(1, session.max_steps + 1):
         start = len(session.history)
         try:
@@ -96,8 +105,49 @@ async def run_steps(session: AgentSession, sink: ClosingSink) -> StopReason:
             StepFinish(step=step, finish_reason=finish.reason, usage=wire_usage(finish.usage))
         )
         if not calls and not await more_input(session, sink):
+            if await stop_blocked(session, sink, continued=continued):
+                continued = True
+                continue
             return STOP_REASONS.get(finish.reason, "end_turn")
     return "max_turn_requests"
+
+
+async def prompt_hooks(
+    hooks: Hooks, session: AgentSession, user: Message
+) -> tuple[Message, str | None]:
+    """SessionStart (before a session's first prompt) and UserPromptSubmit: the prompt with
+    the context they add, or the reason a hook refused it (the prompt is then not kept)."""
+    added: list[str] = []
+    if not session.history:
+        started = await hooks.run("SessionStart", {"source": "startup"})
+        added += started.context
+    prompt = "\n".join(p.text for p in user.parts if isinstance(p, TextPart))
+    verdict = await hooks.run("UserPromptSubmit", {"prompt": prompt})
+    if verdict.block or verdict.stop:
+        return user, f"A UserPromptSubmit hook blocked the prompt: {verdict.block or verdict.stop}"
+    added += verdict.context
+    if not added:
+        return user, None
+    return Message(user.role, [*user.parts, TextPart("\n\n".join(added))]), None
+
+
+def main_agent(session: AgentSession) -> bool:
+    """Prompt and Stop hooks are for the user's own turns, not a subagent's."""
+    return session.delegation is None or not session.delegation.depth
+
+
+async def stop_blocked(session: AgentSession, sink: TurnSink, *, continued: bool) -> bool:
+    """A Stop hook that blocks the end of the turn: its reason becomes the model's next input."""
+    hooks = session_hooks(session) if main_agent(session) else None
+    if hooks is None:
+        return False
+    verdict = await hooks.run("Stop", {"stop_hook_active": continued})
+    if not verdict.block or verdict.stop:
+        return False
+    text = f"A Stop hook kept the turn going: {verdict.block}"
+    session.history.append(Message("user", [TextPart(text)]))
+    sink.emit(UserMessageChunk(text=text))
+    return True
 
 
 async def run_step(session: AgentSession, sink: TurnSink) -> tuple[Finish, list[ToolCallPart]]:

@@ -19,6 +19,7 @@ from protocol.methods import ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate, ToolKind, ToolStatus
 from server import permissions
 from server.agent import rules
+from server.agent.hooks import Verdict, session_hooks, with_context
 from server.agent.plan_approval import approval_due, approve_plan
 from server.agent.state import AgentSession
 from server.permissions import Decision
@@ -156,6 +157,7 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
     text = render(result.content)
     if result.is_error:
         return fail(text)
+    text = await _post_tool_use(session, tool, call, result.content, text)
     diff = (
         Diff(path=result.diff.path, old_text=result.diff.old_text, new_text=result.diff.new_text)
         if result.diff
@@ -163,6 +165,26 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
     )
     sink.emit(ToolCallUpdate(tool_call_id=call.id, status="completed", output=text, diff=diff))
     return ToolResultPart(call.id, call.name, text, images=list(result.images))
+
+
+async def _post_tool_use(
+    session: AgentSession, tool: Tool, call: ToolCallPart, content: Any, text: str
+) -> str:
+    """The result as the model gets it after the PostToolUse hooks: their context and block
+    reasons added, an MCP tool's output replaced when a hook says so."""
+    hooks = session_hooks(session)
+    if hooks is None:
+        return text
+    fields = {
+        "tool_name": tool.name,
+        "tool_input": call.arguments,
+        "tool_response": content,
+        "tool_use_id": call.id,
+    }
+    verdict = await hooks.run("PostToolUse", fields, tool=tool.name, tool_use_id=call.id)
+    if verdict.updated_output is not None and tool.name.startswith("mcp__"):
+        text = render(verdict.updated_output)
+    return with_context(text, verdict)
 
 
 async def _check_permission(
@@ -178,13 +200,59 @@ async def _check_permission(
     """(None, tool, args to run) when the call may run, else (the message the model gets, ...).
     The tool is another only when the user wrote their own version of a proposed change.
     `shown`: the input the user is asked about when an answer rewrote the model's."""
+    hooked: Verdict | None = None
+    if rewrites == 0:
+        hooked = await _pre_tool_use(session, tool, call)
+        if hooked is not None and (hooked.permission == "deny" or hooked.stop):
+            why = hooked.reason or hooked.stop or ""
+            return (
+                f"Not allowed: a PreToolUse hook denied it{': ' + why if why else ''}.",
+                tool,
+                args,
+            )
+        if hooked is not None and hooked.updated_input is not None:
+            rewritten = _without_outside(hooked.updated_input)
+            try:
+                new = tool.Input.model_validate(rewritten)
+            except ValidationError as exc:
+                return f"A hook's rewritten input is invalid: {_describe(exc)}", tool, args
+            if _judged_fields(session, tool, new) != _judged_fields(session, tool, args):
+                hooked.permission = None if hooked.permission == "allow" else hooked.permission
+            args, shown = new, rewritten
     ruled = rules.judge(tool, args, session.tool_ctx)
     if ruled is not None and ruled.action == "deny":
         return f"Not allowed: {ruled.reason}.", tool, args
+    if hooked is not None and hooked.permission == "ask" and ruled is None:
+        ruled = Decision("ask", hooked.reason or "a PreToolUse hook asks first")
     if approval_due(session, tool):
         return await approve_plan(session, tool, args, call, sink), tool, args
     asked = Asked(call, call.arguments if shown is None else shown, rewrites)
+    if hooked is not None and hooked.permission == "allow":
+        return _hook_allowed(session, tool, args, ruled)
     return await _ask(session, tool, args, asked, sink, ruled)
+
+
+async def _pre_tool_use(session: AgentSession, tool: Tool, call: ToolCallPart) -> Verdict | None:
+    hooks = session_hooks(session)
+    if hooks is None:
+        return None
+    fields = {"tool_name": tool.name, "tool_input": call.arguments, "tool_use_id": call.id}
+    return await hooks.run("PreToolUse", fields, tool=tool.name, tool_use_id=call.id)
+
+
+def _hook_allowed(
+    session: AgentSession, tool: Tool, args: Any, ruled: Decision | None
+) -> tuple[str | None, Tool, Any]:
+    """A PreToolUse hook's `allow` answers the question the policy would ask; what the policy
+    refuses stays refused."""
+    decision = _decide(session, tool, args, ruled)
+    if decision.action == "deny":
+        return f"Not allowed: {decision.reason}.", tool, args
+    return None, tool, leave_sandbox(tool, args) if decision.outside else args
+
+
+def _without_outside(updated: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in updated.items() if k != "outside_sandbox"}
 
 
 @dataclass(frozen=True)
@@ -293,7 +361,7 @@ async def _rewritten(
     """The call as an allowing answer rewrote it. Another path, command or any other judged
     field is a new call, judged (and asked about) again; `outside_sandbox` never comes from an
     answer, only from allowing a call the policy said runs outside."""
-    updated = {k: v for k, v in updated.items() if k != "outside_sandbox"}
+    updated = _without_outside(updated)
     try:
         new = tool.Input.model_validate(updated)
     except ValidationError as exc:

@@ -45,6 +45,7 @@ from server.frontends.streamjson_frames import (
     cc_tool_name,
     new_uuid,
 )
+from server.frontends.streamjson_hooks import hook_caller
 from server.frontends.streamjson_init import merged, read_initialize, too_late
 from server.frontends.streamjson_input import (
     Block,
@@ -235,12 +236,22 @@ class StreamJsonDoor:
             return AskQuestionResult(declined=True)
 
     async def control_request(self, request: dict[str, Any]) -> ToolAnswer:
+        response = await self.exchange(request)
+        if response.get("subtype") == "error":
+            return ToolAnswer(behavior="deny", message=response.get("error", ""))
+        return tool_answer(response.get("response") or {})
+
+    async def exchange(self, request: dict[str, Any], *, asks: bool = True) -> dict[str, Any]:
+        """Send a control request and wait for the host's `control_response` (its `response`
+        object: `subtype` success or error). `asks`: the host's user is asked (the session
+        state says so meanwhile)."""
         if self.stdin_closed:
-            return ToolAnswer(behavior="deny", message="no client is listening (stdin closed)")
+            return {"subtype": "error", "error": "no client is listening (stdin closed)"}
         request_id = f"agentls_{next(self._ids)}"
         done, box = anyio.Event(), list[dict[str, Any]]()
         self._pending[request_id] = (done, box)
-        self.state("requires_action")
+        if asks:
+            self.state("requires_action")
         self.write({"type": "control_request", "request_id": request_id, "request": request})
         try:
             await done.wait()
@@ -249,12 +260,9 @@ class StreamJsonDoor:
             raise
         finally:
             self._pending.pop(request_id, None)
-            if not self._pending and self.running:
+            if asks and not self._pending and self.running:
                 self.state("running")
-        response = box[0]
-        if response.get("subtype") == "error":
-            return ToolAnswer(behavior="deny", message=response.get("error", ""))
-        return tool_answer(response.get("response") or {})
+        return box[0]
 
     # -- input ---------------------------------------------------------------------------
 
@@ -328,6 +336,8 @@ class StreamJsonDoor:
         if isinstance(message, ControlRequestLine) and message.request.subtype == "initialize":
             request_id = message.request_id
             read = read_initialize(message.request.model_dump(exclude_unset=True))
+            if read.hooks:
+                read.flags["sdkHooks"] = {"matchers": read.hooks, "call": hook_caller(self)}
             self.service.flags = merged(self.service.flags, read.flags)
             self.notes += read.notes
             self.init_answer = read.answer

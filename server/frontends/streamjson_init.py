@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from server.agent.hooks import EVENTS
 from server.frontends.streamjson_surface import INITIALIZE
 
 APPLIED = {
@@ -125,7 +126,18 @@ def _settings(value: Any, out: Initialized) -> None:
         out.notes.append(f"settings not applied: {', '.join(ignored)}")
 
 
+def _hooks(value: Any, out: Initialized) -> None:
+    if not isinstance(value, dict):
+        return
+    out.hooks = {k: v for k, v in value.items() if k in EVENTS}
+    out.answer["hook_on_failure_supported"] = True
+    others = sorted(k for k in value if k not in EVENTS)
+    if others:
+        out.notes.append(f"hooks for {', '.join(others)} are not called back")
+
+
 APPLY: dict[str, Callable[[Any, Initialized], None]] = {
+    "hooks": _hooks,
     "systemPrompt": _system_prompt,
     "appendSystemPrompt": _append,
     "disallowedTools": _disallowed,

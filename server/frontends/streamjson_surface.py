@@ -45,7 +45,10 @@ SDK_MCP = (
 
 INITIALIZE: dict[str, Item] = {
     "subtype": I("the request's tag"),
-    "hooks": R("SDK hooks are not called back: PreToolUse, PostToolUse and the others do not run"),
+    "hooks": H(
+        "called back with hook_callback: PreToolUse, PostToolUse, UserPromptSubmit, Stop, "
+        "SessionStart; hooks for other events are named in a warning"
+    ),
     "sdkMcpServers": R(SDK_MCP),
     "sdkMcpServerConfigs": R(SDK_MCP),
     "sdkMcpServerManifests": R(SDK_MCP),
@@ -147,7 +150,7 @@ FLAGS: dict[str, Item] = {
     "--json-schema": R("structured output (--json-schema) is not supported: no structured_output"),
     "--plugin-dir": R("plugins are not supported: none are loaded"),
     "--plugin-dir-no-mcp": R("plugins are not supported: none are loaded"),
-    "--include-hook-events": R("hook events are not written", value=False),
+    "--include-hook-events": R("hook_started / hook_response frames are not written", value=False),
     "--await-initialize": H("the session opens after the initialize request", value=False),
     "--initialize-fields": I("agentls reads every field of the initialize request"),
     "--no-session-persistence": R("sessions are always stored", value=False),
