@@ -8,8 +8,10 @@ the recording instead of running.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict
@@ -56,6 +58,16 @@ def reaches_out(tool: Tool | None, args: Any = None) -> bool:
     return args is None or not (tool.name == "git" and tool.is_read_only(args))
 
 
+def writes_files(tool: Tool) -> bool:
+    return not tool.read_only and tool.kind in ("edit", "delete", "move")
+
+
+def inside_copy(copy: Path, path: str) -> bool:
+    """Whether `path` (relative to the copy, or absolute) is inside it, links resolved."""
+    real = os.path.realpath(copy / path)
+    return Path(real).is_relative_to(os.path.realpath(copy)) and "\0" not in path
+
+
 class _AnyInput(ToolInput):
     model_config = ConfigDict(extra="allow")
 
@@ -99,6 +111,9 @@ class StandIn(Tool):
     def always_ask(self, args: Any) -> str | None:
         return self.inner.always_ask(args) if self.inner else None
 
+    async def propose(self, ctx: ToolContext, args: Any) -> Any:
+        return await self.inner.propose(ctx, args) if self.inner else None
+
     def spec(self) -> dict[str, Any]:
         if self.inner:
             return self.inner.spec()
@@ -109,6 +124,13 @@ class StandIn(Tool):
         running = running_subagent.get()
         if running is not None:  # a subagent's calls are recorded under its task call's id
             call_id = f"{running.id}/{call_id}"
+        if self.inner is not None and writes_files(self.inner):
+            outside = [p for p in self.inner.paths(args) if not inside_copy(ctx.cwd, p)]
+            if outside:
+                return _blocked(
+                    f"a replay writes only inside its copy of the workspace: {', '.join(outside)} "
+                    "is outside it"
+                )
         if not reaches_out(self.inner, args):
             assert self.inner is not None
             return await self.inner.run(ctx, args)
@@ -136,7 +158,10 @@ def _blocked(reason: str) -> ToolResult:
 def stand_in(tools: dict[str, Tool], called: list[str], effects: Effects) -> dict[str, Tool]:
     """`tools` with every tool that reaches out replaced by its stand-in, and a stand-in for
     each name in `called` that `tools` lacks."""
-    out = {n: StandIn(n, t, effects) if reaches_out(t) else t for n, t in tools.items()}
+    out = {
+        n: StandIn(n, t, effects) if reaches_out(t) or writes_files(t) else t
+        for n, t in tools.items()
+    }
     for name in called:
         out.setdefault(name, StandIn(name, None, effects))
     return out

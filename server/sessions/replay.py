@@ -11,6 +11,7 @@ was not asked about is allowed when the original ran it, and refused otherwise.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import uuid
@@ -29,6 +30,7 @@ from protocol.methods import (
 )
 from server.agent.subagents import running_subagent
 from server.engines.native import NativeEngine
+from server.policy.confined import Escaped, parts_beneath, unlink_beneath, write_beneath
 from server.providers.messages import ToolCallReady
 from server.providers.replay import RecordedCall, ReplayProvider
 from server.sessions.effects import REPLAY_FLAGS, Effects, outcomes, stand_in
@@ -96,13 +98,15 @@ def prepare_workspace(
     notes = []
     for path, old in pre_images(turns).items():
         target = mapped(path, original, scratch)
-        if target is None:
+        try:
+            if target is None:
+                raise Escaped(errno.EXDEV, "outside")
+            if old is None:
+                unlink_beneath(target, scratch)
+            else:
+                write_beneath(target, scratch, old.encode("utf-8"), create_folders=True)
+        except Escaped:
             notes.append(f"{path} is outside the workspace; not restored")
-        elif old is None:
-            target.unlink(missing_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(old.encode("utf-8"))
     return notes
 
 
@@ -118,9 +122,10 @@ def pre_images(turns: list[TurnTrace]) -> dict[str, str | None]:
 
 
 def mapped(path: str, original: Path, scratch: Path) -> Path | None:
+    """`path` (under `original`) in the copy; None when it leads out, `..` included."""
     try:
-        return scratch / Path(path).relative_to(original)
-    except ValueError:
+        return scratch.joinpath(*parts_beneath(Path(path), original))
+    except Escaped:
         return None
 
 
