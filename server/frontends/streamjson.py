@@ -126,6 +126,8 @@ class StreamJsonDoor:
         ]
         self.opened = False
         self.failed = False
+        self.waiting = 0
+        """User messages queued for turns of their own, not yet taken."""
         self.init_answer: dict[str, Any] | None = None
         """The first `initialize` request's answer fields, until it is answered."""
         """Warnings the host shows (`system/informational`), written at the next turn."""
@@ -401,10 +403,10 @@ class StreamJsonDoor:
                 echo = self.echo(message)
                 if not blocks:
                     self.error_frame("user message without text or image content; ignored")
-                elif self.running:
-                    self.steer(blocks, echo)
+                elif self.running and not self.waiting:
+                    await self.steer(blocks, echo)
                 else:
-                    await self._send.send((blocks, echo))
+                    await self.queue(blocks, echo)
             case ControlRequestLine() if message.request.subtype == "rewind_files":
                 self.write(await self.rewind_files(message))
             case ControlRequestLine():
@@ -420,16 +422,22 @@ class StreamJsonDoor:
             case _:
                 assert_never(message)
 
+    async def queue(self, blocks: list[dict[str, Any]], echo: dict[str, Any]) -> None:
+        """A turn of its own, after those already waiting; messages that come while any wait
+        queue behind them rather than steer into the running turn ahead of them."""
+        self.waiting += 1
+        await self._send.send((blocks, echo))
+
     def take_images(self) -> list[dict[str, Any]]:
         images, self.options.images = self.options.images, []
         return images
 
-    def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any]) -> None:
+    async def steer(self, blocks: list[dict[str, Any]], echo: dict[str, Any]) -> None:
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
         try:
             self.service.steer(self.session_id, text)
-        except ServiceError:
-            self._send.send_nowait((blocks, echo))
+        except ServiceError:  # the turn is not taking messages (starting or ending)
+            await self.queue(blocks, echo)
             return
         if self.options.replay_user:
             self.write(echo)  # folded into the running turn: taken now
@@ -568,6 +576,7 @@ class StreamJsonDoor:
     async def turns(self) -> None:
         async with self._receive:
             async for blocks, echo in self._receive:
+                self.waiting = max(0, self.waiting - 1)
                 await self.turn(blocks, echo)
 
     async def turn(self, blocks: list[dict[str, Any]], echo: dict[str, Any] | None) -> None:
