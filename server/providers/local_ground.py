@@ -22,7 +22,9 @@ _PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]*[A-Za-z_][\w-]+\.[A-Za-z]\w{
 _QUOTED = re.compile(r'"([^"\n]{3,})"|`([^`\n]{3,})`|(?<!\w)\'([^\'\n]{3,})\'(?!\w)')
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.]*\d)")
 _LINE_PREFIX = re.compile(r"^\d+: ", re.MULTILINE)
-_LINE_REFERENCE = re.compile(r"\blines?[ \t]+(\d+(?:[ \t]*(?:,|and|or|to|-|\u2013)[ \t]*\d+)*)", re.I)
+_LINE_REFERENCE = re.compile(
+    r"\blines?[ \t]+(\d+(?:[ \t]*(?:,|and|or|to|-|\u2013)[ \t]*\d+)*)", re.I
+)
 _WORDS = "two three four five six seven eight nine ten eleven twelve".split()
 _NUMBER_WORD = re.compile(rf"\b({'|'.join(_WORDS)})\b", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")

@@ -116,6 +116,7 @@ TAKEN: dict[str, frozenset[str]] = {
 }
 """The options each wire sends (or, for the local model, uses); the rest reach no provider."""
 
+
 def configured(
     llm: dict[str, Any], provider: str, wire: str, provider_ids: Collection[str]
 ) -> dict[str, Any]:
