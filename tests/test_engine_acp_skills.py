@@ -47,6 +47,7 @@ async def run(tmp_path, workspace, *texts: str) -> tuple[AgentClient, list[list[
     await client.start(server_env(tmp_path), "--engine", "acp", "--engine-command", command)
     try:
         await client.initialize()
+        client.engines = await client.call("engines/list", {})
         result = await client.call("session/new", {"cwd": str(workspace)})
         for text in texts:
             params = {"sessionId": result["sessionId"], "prompt": [{"type": "text", "text": text}]}
@@ -68,3 +69,5 @@ async def test_a_skill_command_reaches_the_agent_expanded(tmp_path, workspace) -
         u["update"]["text"] for u in client.updates if u["update"]["kind"] == "agent_message_chunk"
     )
     assert "shout" in told and "allowed-tools" in told and "Bash(echo:*)" in told
+    caps = {e["id"]: e["capabilities"]["skills"] for e in client.engines["engines"]}
+    assert caps["acp"] is True
