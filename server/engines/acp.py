@@ -4,7 +4,8 @@ claude-agent-acp, codex-acp, or `agentls acp` itself) as a session's engine.
 Each session has its own agent process (own process group, explicit environment, stderr drained)
 and one ACP session in it. A cancelled turn sends `session/cancel` and waits a short grace for the
 agent's `cancelled` answer; an agent that does not answer in time is killed with its whole group.
-Closing a session kills the group too.
+Closing a session kills the group too. agentls's skills reach the agent as slash commands: a
+prompt `/name args` goes to it as the skill's text (their `allowed-tools` cannot apply there).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class AcpEngine(ExternalEngine):
     """Runs each session in an external ACP agent."""
 
     id = "acp"
-    capabilities = EngineCapabilities(images=True, thinking=False, steer=False, skills=False)
+    capabilities = EngineCapabilities(images=True, thinking=False, steer=False, skills=True)
     resume_key = "remoteSessionId"
 
     def snapshot(self, handle: AcpSession, *, since: int = 0) -> dict[str, Any]:
