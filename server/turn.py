@@ -74,6 +74,9 @@ class SessionSpec:
 class TurnInput:
     turn_id: str
     text: str
+    typed: tuple[tuple[int, int], ...] | None = None
+    """Where in `text` the user's own words are (image paths are detected only there); None:
+    all of it. The rest is context the editor attached."""
     images: list[ImagePart] = field(default_factory=list)
     images_first: bool = False
     """The prompt opened with an image: the model gets the images before the text."""
@@ -124,7 +127,5 @@ class ForwardingSink:
     ) -> RequestPermissionResult:
         return await self.inner.request_permission(tool_call, options)
 
-    async def ask_question(
-        self, questions: list[Question], *, timeout: float
-    ) -> AskQuestionResult:
+    async def ask_question(self, questions: list[Question], *, timeout: float) -> AskQuestionResult:
         return await self.inner.ask_question(questions, timeout=timeout)

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from server.agent import prompt_images
 from server.agent.delegation import Background, Delegation
 from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
@@ -189,9 +190,8 @@ class NativeEngine:
         environ = self._env()
         # An unusable image raises `ImageError`: this turn fails, the session keeps serving.
         text, pictures = await anyio.to_thread.run_sync(
-            lambda: images.collect(
-                turn.text,
-                turn.images,
+            lambda: prompt_images.collect(
+                turn,
                 cwd=handle.spec.cwd,
                 home=Path(environ.get("HOME") or Path.home()),
                 detect=images.auto_detect_enabled(environ),

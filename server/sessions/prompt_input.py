@@ -26,15 +26,22 @@ LINES_FRAGMENT = re.compile(r"^L(\d+)(?:[:-]L?(\d+))?$")
 selection's place."""
 
 
+CONTEXT_TAG = re.compile(r"<(?=\s*/?\s*context\b)", re.IGNORECASE)
+"""Where a body spells a `<context>` tag, in any case and spacing."""
+
+
 class BadPrompt(Exception):
     """The prompt cannot be run as given (e.g. an unsupported image type)."""
 
 
 def to_turn_input(turn_id: str, params: PromptParams, cwd: Path) -> TurnInput:
     texts: list[str] = []
+    typed: list[tuple[int, int]] = []
     images: list[ImagePart] = []
     for block in params.prompt:
         if isinstance(block, TextContent):
+            start = sum(len(t) + 1 for t in texts)
+            typed.append((start, start + len(block.text)))
             texts.append(block.text)
         elif isinstance(block, ImageContent):
             if block.mime_type not in IMAGE_TYPES:
@@ -48,6 +55,7 @@ def to_turn_input(turn_id: str, params: PromptParams, cwd: Path) -> TurnInput:
     return TurnInput(
         turn_id=turn_id,
         text="\n".join(texts),
+        typed=tuple(typed),
         images=images,
         images_first=bool(params.prompt) and isinstance(params.prompt[0], ImageContent),
         model=options.model if options else None,
@@ -79,8 +87,8 @@ def context_text(block: ResourceLink | ResourceContent, cwd: Path) -> str:
     if isinstance(block, ResourceLink):
         attrs["attached"] = "by reference; read it if you need it"
         return f"<context {_attributes(attrs)} />"
-    # The body must not be able to close the element it is in.
-    body = block.text.replace("</context", "<\\/context")
+    # The body must not be able to close the element it is in, nor open another.
+    body = CONTEXT_TAG.sub("<\\\\", block.text)
     return f"<context {_attributes(attrs)}>\n{body}\n</context>"
 
 
