@@ -298,7 +298,7 @@ class Background:
             }
             | ({"summary": t.report.summary} if t.report else {})
             for t in self.tasks.values()
-            if not t.collected
+            if not t.collected and t.status != "aborted"  # stopped with its turn, or by the user
         ]
 
     async def close(self) -> None:
