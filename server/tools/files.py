@@ -30,6 +30,7 @@ from pydantic import Field
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
 from .checkpoints import disk_bytes, keep_change
 from .disk import make_parents, open_judged, read_judged, write_judged
+from .path_text import PathText
 
 BINARY_SNIFF = 8192
 MAX_LINE_CHARS = 2000
@@ -113,7 +114,7 @@ def _display(raw: bytes, number: int, *, hashed: bool = False) -> str:
 
 
 class ReadFileInput(ToolInput):
-    path: str = Field(description="File to read, relative to the workspace or absolute.")
+    path: PathText = Field(description="File to read, relative to the workspace or absolute.")
     offset: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
     limit: int = Field(default=2000, ge=1, description="Maximum number of lines to return.")
     hashed: bool = Field(
@@ -210,7 +211,7 @@ async def editor_write(ctx: ToolContext, path: Path, text: str) -> bool:
 
 
 class WriteFileInput(ToolInput):
-    path: str = Field(description="File to create or overwrite.")
+    path: PathText = Field(description="File to create or overwrite.")
     content: str = Field(description="The complete new content, written verbatim as UTF-8.")
 
 
@@ -274,7 +275,7 @@ async def _old_text(ctx: ToolContext, path: Path) -> str | None:
 
 
 class EditFileInput(ToolInput):
-    path: str = Field(description="File to edit.")
+    path: PathText = Field(description="File to edit.")
     old_string: str = Field(description="Exact text to replace, including whitespace.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(default=False, description="Replace every occurrence.")
@@ -436,7 +437,7 @@ def _not_found(path: Path, text: str, old: str) -> str:
 
 
 class ListDirInput(ToolInput):
-    path: str = Field(default=".", description="Directory to list.")
+    path: PathText = Field(default=".", description="Directory to list.")
 
 
 class ListDir(Tool):

@@ -23,6 +23,7 @@ from pydantic import Field
 from server.aio import run_to_end
 
 from .base import Tool, ToolContext, ToolError, ToolInput
+from .path_text import PathText
 from .spawn import marked, started
 
 MAX_MATCHES = 100
@@ -115,7 +116,7 @@ def _search_root(ctx: ToolContext, path: str | None) -> Path:
 
 class GrepInput(ToolInput):
     pattern: str = Field(description="Regular expression (Rust regex syntax) to search for.")
-    path: str | None = Field(
+    path: PathText | None = Field(
         default=None, description="File or directory to search (default: cwd)."
     )
     glob: str | None = Field(default=None, description="Only search files matching, e.g. `*.py`.")
@@ -205,7 +206,7 @@ class Grep(Tool):
 
 class GlobInput(ToolInput):
     pattern: str = Field(description="Glob such as `*.py`, `src/**/*.ts` or `**/test_*.py`.")
-    path: str | None = Field(default=None, description="Directory to search (default: cwd).")
+    path: PathText | None = Field(default=None, description="Directory to search (default: cwd).")
     limit: int = Field(default=100, ge=1, description="Maximum number of files to return.")
 
 
