@@ -26,6 +26,7 @@ from server.sessions.model import Session
 from server.sessions.persist import EDITOR_TRUST, Recorder
 from server.sessions.persist import snapshot as snapshot_of
 from server.sessions.reports import ReportTurns
+from server.sessions.setup import reopen, store_failure
 from server.sessions.store import Store, StoreError
 from server.timestamps import iso
 from server.turn import SessionSpec
@@ -37,6 +38,7 @@ class ServiceParts(Protocol):
     sessions: dict[str, Session]
     store: Store | None
     recorder: Recorder | None
+    environ: dict[str, str] | None
     _restoring: anyio.Lock
     reports: ReportTurns
 
@@ -155,6 +157,7 @@ class StoredSessions:
         async with self._restoring:
             if session_id in self.sessions:
                 return self.sessions[session_id]
+            await need_store(self)
             stored = await self.recorder.stored(session_id) if self.recorder else None
             if stored is None:
                 raise ServiceError(errors.SESSION_NOT_FOUND, f"unknown session {session_id!r}")
@@ -172,6 +175,7 @@ class StoredSessions:
     ) -> ListSessionsResult:
         """Stored sessions that ran a turn and the open ones, newest first (only `cwd`'s when
         given). A session closed before its first turn is not history."""
+        await need_store(self)
         if self.recorder is None:
             return ListSessionsResult(data=[])
         where = str(Path(cwd)) if cwd else None
@@ -192,6 +196,7 @@ class StoredSessions:
 
     async def search(self: ServiceParts, query: str, limit: int) -> SearchSessionsResult:
         """Full-text search over every stored session's journal, best match first."""
+        await need_store(self)
         if self.recorder is None:
             return SearchSessionsResult(hits=[])
         hits = await self.recorder.read(self.recorder.store.search, query, limit)
@@ -203,3 +208,19 @@ class StoredSessions:
                 for h in hits
             ]
         )
+
+
+async def need_store(service: ServiceParts) -> None:
+    """A service whose store could not be opened tries again; while it cannot, a request that
+    needs the store is refused with the reason (never an empty answer or "unknown session")."""
+    if service.recorder is not None or store_failure(service.environ) is None:
+        return
+    store = await anyio.to_thread.run_sync(reopen, service.environ)
+    if store is not None:
+        service.store, service.recorder = store, Recorder(store)
+        return
+    raise ServiceError(
+        errors.INTERNAL_ERROR,
+        f"the session store cannot be opened: {store_failure(service.environ)}. Stored "
+        "sessions are kept on disk; this is tried again at the next request",
+    )
