@@ -114,6 +114,7 @@ async def test_repeated_tool_call_ids_are_made_unique(client, workspace, fake_ll
             Reply(thinking="Done.", text="Empty.", stop_reason="tool_use"),
         ),
         ("moonshot", "kimi-k2.5", Reply(thinking="Done.", text="Empty.", stop_reason="tool_use")),
+        ("anthropic", "claude-sonnet-4-6", Reply(text="Empty.", stop_reason="tool_use")),
         # reasoning details arrive after the text, with a plain stop
         ("openrouter", "anthropic/claude-sonnet-4.6", Reply(thinking="Done.", text="Empty.")),
     ],
