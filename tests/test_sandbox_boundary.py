@@ -121,6 +121,15 @@ class Door:
         assert b'"type": "result"' in done.stdout or b'"type":"result"' in done.stdout, done.stderr
 
 
+async def settled(observe, expected, deadline_s: float = 60.0) -> None:
+    """Wait until `observe()` gives `expected` (placeholders go a moment after the command)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline_s
+    while (seen := observe()) != expected and loop.time() < end:
+        await asyncio.sleep(0.1)
+    assert seen == expected, "no placeholder is left behind"
+
+
 def seen_by_model(fake: FakeModelServer) -> str:
     """Every tool result the model got back, as one text."""
     messages = fake.requests[-1].body["messages"]
@@ -253,8 +262,8 @@ async def test_control_files_that_do_not_exist_yet_cannot_be_created(
     assert "planted" not in seen and seen.count("refused") == 14
     assert runner.requests == []
     assert (workspace / "ordinary.txt").read_text() == "fine"
-    after = sorted(p.name for p in workspace.iterdir())
-    assert after == sorted([*before, "ordinary.txt"]), "no placeholder is left behind"
+    expected = sorted([*before, "ordinary.txt"])
+    await settled(lambda: sorted(p.name for p in workspace.iterdir()), expected)
     assert list((workspace / "vendor" / "lib" / ".git" / "hooks").iterdir()) == []
 
 

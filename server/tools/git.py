@@ -219,7 +219,7 @@ class Git(Tool):
         sub, rest = args.args[0], args.args[1:]
         extra = ["--no-ext-diff", "--no-textconv"] if sub in DIFF_LIKE else []
         argv = [_git_path(), "--no-pager", *SAFE_CONFIG, sub, *extra, *rest]
-        held = None
+        held, fd = None, None
         if self.is_read_only(args):
             env = await anyio.to_thread.run_sync(safe_env, ctx.cwd, ctx.env)
         else:
@@ -228,11 +228,14 @@ class Git(Tool):
             if sandbox is not None and sandbox.settings.required and not sandbox.active:
                 raise ToolError(f"git writes need a sandbox here: {sandbox.missing}")
             if sandbox is not None and sandbox.active:
-                argv = sandbox.wrap(argv, cwd=ctx.cwd, git_writable=True)
+                fd = sandbox.open_filter()
+                argv = sandbox.wrap(argv, cwd=ctx.cwd, git_writable=True, filter_fd=fd)
                 env = sandbox.environment(env)
                 held = sandbox
         try:
-            code, out, err, truncated = await run_git(argv, ctx=ctx, env=env, timeout=self.timeout)
+            code, out, err, truncated = await run_git(
+                argv, ctx=ctx, env=env, timeout=self.timeout, pass_fds=() if fd is None else (fd,)
+            )
         except TimeoutError:
             raise ToolError(
                 f"git {sub} timed out after {self.timeout:g} s and was killed; narrow the request "
@@ -241,6 +244,8 @@ class Git(Tool):
         finally:
             if held is not None:
                 held.release()
+            if fd is not None:
+                os.close(fd)
         if truncated:
             return _result(None, out, err, truncated=True)
         if code != 0:
@@ -303,7 +308,12 @@ def _group_options() -> dict[str, Any]:
 
 
 async def run_git(
-    argv: list[str], *, ctx: ToolContext, env: dict[str, str], timeout: float
+    argv: list[str],
+    *,
+    ctx: ToolContext,
+    env: dict[str, str],
+    timeout: float,
+    pass_fds: tuple[int, ...] = (),
 ) -> tuple[int, str, str, bool]:
     """Run git to completion: (exit code, stdout, stderr, stdout truncated).
 
@@ -311,7 +321,12 @@ async def run_git(
     (`TimeoutError`) or the caller's cancellation kills git and anything it started (hooks).
     """
     spawn = anyio.open_process(
-        argv, cwd=ctx.cwd, env=marked(env), stdin=subprocess.DEVNULL, **_group_options()
+        argv,
+        cwd=ctx.cwd,
+        env=marked(env),
+        stdin=subprocess.DEVNULL,
+        pass_fds=pass_fds,
+        **_group_options(),
     )
     proc = await started(spawn, close=_reap)
     out, err = _Capped(RESULT_CAP), _Capped(STDERR_CAP)

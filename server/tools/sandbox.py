@@ -18,6 +18,7 @@ the same rules and not tested on a Mac.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
@@ -284,9 +285,26 @@ class Sandbox:
             self._tmp = Path(tempfile.mkdtemp(prefix="agentls-sandbox-"))
         return self._tmp
 
-    def wrap(self, argv: list[str], *, cwd: Path, git_writable: bool = False) -> list[str]:
+    def open_filter(self) -> int | None:
+        """A descriptor of the seccomp filter for one command's `wrap(filter_fd=...)`: the
+        caller passes it to the command (`pass_fds`) and closes it once the command started.
+        None when the command gets the filter another way."""
+        if self.probe.kind != "bwrap" or self.proxied:
+            return None
+        return os.open(_filter_file(state_dir(self.environ)), os.O_RDONLY | os.O_CLOEXEC)
+
+    def wrap(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        git_writable: bool = False,
+        filter_fd: int | None = None,
+    ) -> list[str]:
         """`argv` to run inside the sandbox, starting in `cwd`. Each call holds the workspace's
-        control files until `release()` (once the command has ended) or `close()`."""
+        control files until `release()` (once the command has ended) or `close()`.
+        `filter_fd` (`open_filter()`): bwrap reads the seccomp filter there; without it, a
+        shell in front of bwrap opens the filter file."""
         if self.probe.kind == "sandbox-exec":
             profile = seatbelt_profile(self, git_writable=git_writable)
             return ["/usr/bin/sandbox-exec", "-p", profile, *argv]
@@ -312,8 +330,9 @@ class Sandbox:
             program = (seccomp.host_program() or b"").hex()
             bridge = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path]
             return [*out, "--chdir", str(cwd), "--", *bridge, "--seccomp", program, "--", *argv]
-        out += ["--seccomp", "3", "--chdir", str(cwd), "--", *argv]
-        return _filtered(out, state_dir(self.environ))
+        fd = "3" if filter_fd is None else str(filter_fd)
+        out += ["--seccomp", fd, "--chdir", str(cwd), "--", *argv]
+        return _filtered(out, state_dir(self.environ)) if filter_fd is None else out
 
     def _hold(self, git_writable: bool) -> Held:
         if self._nested is None:
@@ -351,8 +370,11 @@ class Sandbox:
         return {**kept, "TMPDIR": str(self.temp_dir())}
 
     def close(self) -> None:
+        held = self._holds > 0 or self._nested is not None
         while self._holds:
             self.release()
+        if held:  # the session ends: its placeholders go now if no other command holds them
+            _placeholders(state_dir(self.environ)).sweep(self.workspace)
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
@@ -363,7 +385,9 @@ class Sandbox:
 
 @functools.cache
 def _placeholders(folder: Path) -> Placeholders:
-    return Placeholders(folder)
+    placeholders = Placeholders(folder)
+    atexit.register(placeholders.sweep_all)
+    return placeholders
 
 
 def make_sandbox(

@@ -21,6 +21,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,9 @@ CONFIG_SECRETS = (
     "gcloud", "gh", "hub", "google-chrome", "chromium", "BraveSoftware", "microsoft-edge",
 )
 """Under `$XDG_CONFIG_HOME` (`~/.config`)."""
+SWEEP_AFTER_S = 1.0
+"""How long placeholders outlive the last command that held them: commands in a row reuse
+them (removing a folder costs milliseconds here), and the tree looks unchanged soon after."""
 NESTED_SCAN_LIMIT = 20_000
 """Folders looked at for `.git` below the top of the workspace, at most."""
 
@@ -119,6 +123,7 @@ class Held:
 class _Workspace:
     lock_fd: int
     users: int = 0
+    idle_since: float | None = None
 
 
 class Placeholders:
@@ -129,7 +134,9 @@ class Placeholders:
     def __init__(self, state_dir: Path):
         self._dir = state_dir
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._open: dict[Path, _Workspace] = {}
+        self._sweeper: threading.Thread | None = None
 
     def hold(self, workspace: Path, *, skip: frozenset[str] = frozenset(), create: bool = True) -> Held:
         """Hold every control name of `workspace` read-only for one command; `release` ends it.
@@ -139,6 +146,7 @@ class Placeholders:
             if state is None:
                 state = _Workspace(self._lock_file(workspace))
                 self._open[workspace] = state
+            state.idle_since = None
             fcntl.flock(state.lock_fd, fcntl.LOCK_EX)
             try:
                 held = self._hold(workspace, state.lock_fd, skip, create)
@@ -148,24 +156,59 @@ class Placeholders:
             return held
 
     def release(self, workspace: Path) -> None:
+        """One command has ended; once none holds the workspace, its placeholders go a little
+        later (`SWEEP_AFTER_S`), off the command's path."""
         with self._lock:
             state = self._open.get(workspace)
-            if state is None:
+            if state is None or state.users == 0:
                 return
             state.users -= 1
-            if state.users > 0:
-                return
-            del self._open[workspace]
-            try:
-                fcntl.flock(state.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(state.lock_fd)  # another process still runs a command there
-                return
-            try:
-                _remove(_listed(state.lock_fd))
-                os.ftruncate(state.lock_fd, 0)
-            finally:
-                os.close(state.lock_fd)
+            if state.users == 0:
+                state.idle_since = time.monotonic()
+                if self._sweeper is None:
+                    self._sweeper = threading.Thread(target=self._sweep_idle, daemon=True)
+                    self._sweeper.start()
+                self._idle.notify()
+
+    def _sweep_idle(self) -> None:
+        with self._lock:
+            while True:
+                idle = [(s.idle_since, w) for w, s in self._open.items() if s.idle_since]
+                if not idle:
+                    self._idle.wait()
+                    continue
+                since, workspace = min(idle)
+                wait = since + SWEEP_AFTER_S - time.monotonic()
+                if wait > 0:
+                    self._idle.wait(wait)
+                    continue
+                self._sweep(workspace)
+
+    def sweep(self, workspace: Path) -> None:
+        """Remove the workspace's placeholders now if no command holds them (in this process
+        or, through the lock, another)."""
+        with self._lock:
+            self._sweep(workspace)
+
+    def _sweep(self, workspace: Path) -> None:
+        state = self._open.get(workspace)
+        if state is None or state.users > 0:
+            return
+        del self._open[workspace]
+        try:
+            fcntl.flock(state.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(state.lock_fd)  # another process still runs a command there
+            return
+        try:
+            _remove(_listed(state.lock_fd))
+            os.ftruncate(state.lock_fd, 0)
+        finally:
+            os.close(state.lock_fd)
+
+    def sweep_all(self) -> None:
+        for workspace in list(self._open):
+            self.sweep(workspace)
 
     def _lock_file(self, workspace: Path) -> int:
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -56,13 +56,23 @@ class Launch:
     cwd: Path
     env: dict[str, str]
     sandbox: Sandbox | None = None
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the command inherits (the sandbox's seccomp filter); `started()` closes
+    them here once the command has them."""
+
+    def started(self) -> None:
+        for fd in self.pass_fds:
+            os.close(fd)
 
 
 def launch(command: str, *, cwd: Path, env: dict[str, str], sandbox: Sandbox | None) -> Launch:
     argv = shell_command(command)
     if sandbox is None or not sandbox.active or isinstance(argv, str):
         return Launch(argv, cwd, env)
-    return Launch(sandbox.wrap(argv, cwd=cwd), cwd, sandbox.environment(env), sandbox)
+    fd = sandbox.open_filter()
+    wrapped = sandbox.wrap(argv, cwd=cwd, filter_fd=fd)
+    fds = () if fd is None else (fd,)
+    return Launch(wrapped, cwd, sandbox.environment(env), sandbox, fds)
 
 
 def _environment(ctx: ToolContext) -> dict[str, str]:
@@ -151,10 +161,14 @@ async def run_command(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        pass_fds=how.pass_fds,
         **group_options(hooks=False),
     )
     try:
-        proc = await started(spawn, close=_reap)
+        try:
+            proc = await started(spawn, close=_reap)
+        finally:
+            how.started()
         out = _Tail()
         try:
             with anyio.move_on_after(timeout_ms / 1000) as deadline:
@@ -261,12 +275,15 @@ class BackgroundJobs:
                     stdin=subprocess.DEVNULL,
                     stdout=sink,
                     stderr=subprocess.STDOUT,
+                    pass_fds=how.pass_fds,
                     **group_options(),
                 )
         except BaseException:
             if how.sandbox:
                 how.sandbox.release()
             raise
+        finally:
+            how.started()
         if how.sandbox:
             threading.Thread(target=_release_after, args=(proc, how.sandbox), daemon=True).start()
         job = _Job(id=job_id, session_id=session_id, command=command, proc=proc, log=log)
