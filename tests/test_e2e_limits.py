@@ -1,0 +1,47 @@
+"""Limits on what one request may cost the server: a file with one very long line is read in
+bounded memory. Through `agentls serve` over real stdio; memory is the server's peak RSS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.testing.fake_llm import FakeToolCall, Reply
+from tests.agent_client import AgentClient, prompt, start
+
+LINE_BYTES = 100 * 1024 * 1024
+
+
+def peak_rss_mb(client: AgentClient) -> float:
+    assert client._server is not None
+    status = Path(f"/proc/{client._server.pid}/status").read_text()
+    kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    return kb / 1024
+
+
+async def test_reading_a_file_with_a_100_mb_line_stays_in_bounded_memory(
+    tmp_path, workspace, fake_llm
+):
+    with (workspace / "one-line.txt").open("wb") as f:
+        f.write(b"x" * LINE_BYTES + b"\nsecond line\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("read_file", {"path": "one-line.txt"}, id="read")]),
+        Reply(text="read it"),
+    )
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        before = peak_rss_mb(client)
+        result = await client.call("session/prompt", prompt(sid, "read it"))
+        grown = peak_rss_mb(client) - before
+    finally:
+        await client.close()
+    assert result["terminal"] == "completed"
+    done = [
+        u["update"]
+        for u in client.updates
+        if u["update"]["kind"] == "tool_call_update" and u["update"]["status"] == "completed"
+    ]
+    assert grown < 60, f"the server's peak memory grew by {grown:.0f} MB"
+    assert "[line truncated, 104857600 bytes]" in done[0]["output"]
+    assert "2: second line" in done[0]["output"]
