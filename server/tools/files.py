@@ -21,6 +21,7 @@ import hashlib
 import io
 import os
 import stat
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -34,6 +35,8 @@ from .path_text import PathText
 
 BINARY_SNIFF = 8192
 MAX_LINE_CHARS = 2000
+LINE_READ = 4 * MAX_LINE_CHARS + 4
+"""Bytes read of one line: the characters shown, in UTF-8 at its widest."""
 MAX_DIR_ENTRIES = 1000
 BLANK_TAG = "______"
 # What JavaScript's trim() strips: WhiteSpace (incl. U+FEFF and category Zs) and LineTerminator.
@@ -103,14 +106,43 @@ def _count_lines(f: BinaryIO) -> int:
     return count + (1 if last not in (b"", b"\n") else 0)
 
 
+class Line(bytes):
+    """A line as read: at most `LINE_READ` bytes of it, and its whole length (`size`)."""
+
+    size: int
+
+
 def _display(raw: bytes, number: int, *, hashed: bool = False) -> str:
+    size = getattr(raw, "size", len(raw))
     text = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+    if size > len(raw):
+        # The tag of its start only: a line this long is no anchor for edit_file_hashed.
+        tag = f"{line_tag(text)}| " if hashed else ""
+        return f"{number}: {tag}{text[:MAX_LINE_CHARS]}… [line truncated, {size} bytes]"
     tag = f"{line_tag(text)}| " if hashed else ""
     if number == 1:
         text = text.removeprefix("\ufeff")
     if len(text) > MAX_LINE_CHARS:
         text = text[:MAX_LINE_CHARS] + f"… [line truncated, {len(text)} characters]"
     return f"{number}: {tag}{text}"
+
+
+def _lines(f: BinaryIO) -> Iterator[bytes]:
+    """`f`'s lines, each cut at `LINE_READ` bytes (a `Line` then, with its whole size), so one
+    long line never sits in memory."""
+    while head := f.readline(LINE_READ):
+        if len(head) < LINE_READ or head.endswith(b"\n"):
+            yield head
+            continue
+        size, last = len(head), head
+        while chunk := f.readline(1 << 20):
+            size, last = size + len(chunk), chunk
+            if chunk.endswith(b"\n"):
+                break
+        size -= 2 if last.endswith(b"\r\n") else 1 if last.endswith(b"\n") else 0
+        line = Line(head)
+        line.size = size
+        yield line
 
 
 class ReadFileInput(ToolInput):
@@ -191,9 +223,10 @@ def _slice(f: BinaryIO, path: Path, size: int, start: int, limit: int) -> tuple[
     if _is_binary(f.read(BINARY_SNIFF)):
         raise _binary_error(path, size)
     f.seek(0)
-    skipped = sum(1 for _ in islice(f, start - 1))
-    lines = list(islice(f, limit))
-    return lines, skipped + len(lines) + _count_lines(f)
+    lines = _lines(f)
+    skipped = sum(1 for _ in islice(lines, start - 1))
+    kept = list(islice(lines, limit))
+    return kept, skipped + len(kept) + _count_lines(f)
 
 
 async def editor_text(ctx: ToolContext, path: Path) -> str | None:
