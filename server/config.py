@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from server.logs import warn_once
 from server.trust import TRUST_KEY, Narrowed, narrow, stricter, trusted_by_user
 
 DEFAULTS: dict[str, Any] = {
@@ -236,7 +237,9 @@ def duration(value: Any, *, key: str, default: float, ceiling: float) -> float:
     seconds = _seconds(value)
     if seconds is not None and 0 < seconds <= ceiling:
         return seconds
-    log.warning(
+    warn_once(  # the config is loaded at initialize and again for every session
+        log,
+        (key, repr(value)),
         '%s %r is not a duration of at most %g s (a number of seconds, or e.g. "20s", '
         '"1500ms"); using %g s',
         key,

@@ -129,11 +129,6 @@ async def test_todos_persist_false_keeps_the_list_out_of_the_stored_session(
 # -- 14. webFetch.timeout's warning, once -------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server.config.duration warns at every load_config: the user config is loaded at "
-    "initialize and again for each session (server/sessions/service.py)",
-)
 async def test_a_bad_web_fetch_timeout_is_named_once(tmp_path, workspace, fake_llm) -> None:
     user = tmp_path / "config" / "agentls" / "config.json"
     user.parent.mkdir(parents=True)
