@@ -413,3 +413,13 @@ def test_the_vscode_extension_reads_server_settings_from_the_user_alone() -> Non
 def _configuration_blocks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     blocks = manifest["contributes"]["configuration"]
     return blocks if isinstance(blocks, list) else [blocks]
+
+
+async def test_without_a_sandbox_every_command_asks(home, run_dir, fake_llm):
+    workspace = home / "ws"
+    project(workspace, fake_llm)
+    runner = Door("serve", home, workspace, run_dir)
+    runner.env["AGENTLS_BWRAP"] = ""
+    await runner.turn(fake_llm, [bash("echo hi > a.txt")])
+    assert len(runner.requests) == 1
+    assert not (workspace / "a.txt").exists()
