@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from pygls.exceptions import JsonRpcException
+
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, prompt, start
 
@@ -45,3 +48,36 @@ async def test_reading_a_file_with_a_100_mb_line_stays_in_bounded_memory(
     assert grown < 60, f"the server's peak memory grew by {grown:.0f} MB"
     assert "[line truncated, 104857600 bytes]" in done[0]["output"]
     assert "2: second line" in done[0]["output"]
+
+
+async def test_a_prompt_over_the_size_limit_is_refused_before_it_is_stored(
+    tmp_path, workspace, fake_llm
+):
+    fake_llm.script(Reply(text="small one"))
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        with pytest.raises(JsonRpcException) as refused:
+            await client.call("session/prompt", prompt(sid, "x" * (20 * 1024 * 1024)))
+        small = await client.call("session/prompt", prompt(sid, "hello"))
+        listed = await client.call("session/search", {"query": "xxxxxxxx"})
+    finally:
+        await client.close()
+    assert refused.value.code == -32602
+    assert "limits.promptBytes" in refused.value.message and "20.0 MB" in refused.value.message
+    assert small["terminal"] == "completed"
+    assert listed["hits"] == []
+    assert len(fake_llm.requests) == 1
+
+
+async def test_the_prompt_size_limit_is_configurable(tmp_path, workspace, fake_llm):
+    client = await start(tmp_path, workspace, fake_llm, user={"limits": {"promptBytes": 1000}})
+    try:
+        await client.initialize()
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        with pytest.raises(JsonRpcException) as refused:
+            await client.call("session/prompt", prompt(sid, "y" * 2000))
+    finally:
+        await client.close()
+    assert "1000 bytes" in refused.value.message
