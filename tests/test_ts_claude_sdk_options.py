@@ -90,3 +90,19 @@ def test_mcp_servers_sent_in_initialize_start(tmp_path, workspace, fake_llm):
     assert [s["name"] for s in init["mcp_servers"]] == ["demo"]
     offered = {t["function"]["name"] for t in fake_llm.requests[0].body["tools"]}
     assert "mcp__demo__pixel" in offered
+
+
+def test_an_in_process_mcp_server(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("mcp__calc__add", {"a": 2, "b": 40})]),
+        Reply(text="forty-two"),
+    )
+    options = {"allowedTools": ["mcp__calc__add"]}
+    events = run_query(
+        tmp_path, workspace, fake_llm, prompt="add", options=options, sdkServer="calc"
+    )
+    assert [e["args"] for e in events if e["event"] == "tool"] == [{"a": 2, "b": 40}]
+    [result] = messages(events, "result")
+    assert result["result"] == "forty-two"
+    results = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "42" in results[-1]

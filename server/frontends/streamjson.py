@@ -45,7 +45,7 @@ from server.frontends.streamjson_frames import (
     cc_tool_name,
     new_uuid,
 )
-from server.frontends.streamjson_hooks import hook_caller
+from server.frontends.streamjson_hooks import hook_caller, with_bridges
 from server.frontends.streamjson_init import merged, read_initialize, too_late
 from server.frontends.streamjson_input import (
     Block,
@@ -69,6 +69,8 @@ from server.sessions.service import ServiceError
 log = logging.getLogger(__name__)
 
 MAX_LINE = 16 * 1024 * 1024
+MAX_HELD_LINES = 64
+"""Lines held while the session opens (answers to our control requests are never held)."""
 
 
 @dataclass
@@ -343,6 +345,7 @@ class StreamJsonDoor:
             self.service.flags = merged(self.service.flags, read.flags)
             self.notes += read.notes
             self.init_answer = read.answer
+        self.service.flags = with_bridges(self.service.flags, self)
         try:
             await self.open_session()
         except ServiceError as exc:
@@ -377,22 +380,49 @@ class StreamJsonDoor:
         self.session_id, self.model = info.session_id, info.model
 
     async def read_stdin(self, stdin: Chunks) -> None:
-        number = 0
-        async for line in read_lines(stdin, limit=MAX_LINE):
-            number += 1
-            if line is None:
-                self.error_frame(f"stdin line {number} is longer than {MAX_LINE} bytes; skipped")
-                continue
-            if not line.strip():
-                continue
-            try:
-                message = parse_line(line)
-            except ValueError as exc:
-                self.error_frame(f"stdin line {number} is unusable, ignored: {exc}")
-                continue
-            if not await self.opens(message):
-                return
-            await self.dispatch(message)
+        """Lines are handled in order as they are read; answers to our control requests at
+        once, also while the session opens (which waits for the host's SDK MCP servers, whose
+        answers come in on this same stdin): the lines that come meanwhile are held."""
+        held: list[Line] = []
+        async with anyio.create_task_group() as tg:
+            number = 0
+            async for line in read_lines(stdin, limit=MAX_LINE):
+                number += 1
+                message = self.parsed(line, number)
+                if self.failed:
+                    break
+                if message is None:
+                    continue
+                if isinstance(message, ControlResponseLine) or (self.opened and not held):
+                    await self.dispatch(message)
+                elif len(held) >= MAX_HELD_LINES:
+                    self.error_frame(f"stdin line {number} came while the session opened; skipped")
+                else:
+                    held.append(message)
+                    if len(held) == 1 and not self.opened:
+                        tg.start_soon(self.open_then_handle, held)
+
+    async def open_then_handle(self, held: list[Line]) -> None:
+        """Open the session with the first held line, then handle the held lines in order
+        (more may be held meanwhile)."""
+        if not await self.opens(held[0]):
+            held.clear()
+            return
+        while held:
+            await self.dispatch(held[0])
+            held.pop(0)
+
+    def parsed(self, line: bytes | None, number: int) -> Line | None:
+        if line is None:
+            self.error_frame(f"stdin line {number} is longer than {MAX_LINE} bytes; skipped")
+            return None
+        if not line.strip():
+            return None
+        try:
+            return parse_line(line)
+        except ValueError as exc:
+            self.error_frame(f"stdin line {number} is unusable, ignored: {exc}")
+            return None
 
     async def dispatch(self, message: Line) -> None:
         match message:

@@ -1,6 +1,7 @@
-"""SDK hooks over the control channel: the agent's hook engine (`server.agent.hooks`) calls a
-host's callback with `hook_callback`; tool names and arguments go out as Claude Code spells them
-and a rewritten input comes back in agentls's."""
+"""What an SDK host runs in its own process, reached over the control channel: hooks (the
+agent's hook engine, `server.agent.hooks`, calls a host's callback with `hook_callback`; tool
+names and arguments go out as Claude Code spells them and a rewritten input comes back in
+agentls's) and SDK MCP servers (`type: sdk`: each JSON-RPC message in a `mcp_message`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Protocol
 from server.agent.hooks import Call, HookFailed
 from server.frontends.streamjson_args import from_claude, to_claude
 from server.frontends.streamjson_frames import cc_tool_name
+from server.mcp.sdk import Bridge
 
 
 class Channel(Protocol):
@@ -44,3 +46,29 @@ def hook_caller(door: Channel) -> Call:
         return output
 
     return call
+
+
+def with_bridges(flags: dict[str, Any], door: Channel) -> dict[str, Any]:
+    """`flags` with a bridge to the host on every `type: sdk` MCP server (from `--mcp-config`
+    or `sdkMcpServers`); one no host serves stays without and fails to start, saying why."""
+    servers = flags.get("mcpServers")
+    if not isinstance(servers, dict):
+        return flags
+    bridged = {
+        name: {**entry, "bridge": mcp_bridge(door, name)}
+        if isinstance(entry, dict) and entry.get("type") == "sdk"
+        else entry
+        for name, entry in servers.items()
+    }
+    return {**flags, "mcpServers": bridged}
+
+
+def mcp_bridge(door: Channel, name: str) -> Bridge:
+    async def bridge(message: dict[str, Any]) -> dict[str, Any] | None:
+        request = {"subtype": "mcp_message", "server_name": name, "message": message}
+        answer = await door.exchange(request, asks=False)
+        if answer.get("subtype") != "success":
+            raise ConnectionError(str(answer.get("error") or "the host answered with an error"))
+        return (answer.get("response") or {}).get("mcp_response")
+
+    return bridge

@@ -136,7 +136,13 @@ def _hooks(value: Any, out: Initialized) -> None:
         out.notes.append(f"hooks for {', '.join(others)} are not called back")
 
 
+def _sdk_servers(value: Any, out: Initialized) -> None:
+    names = [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
+    out.flags = merged(out.flags, {"mcpServers": {n: {"type": "sdk"} for n in names}})
+
+
 APPLY: dict[str, Callable[[Any, Initialized], None]] = {
+    "sdkMcpServers": _sdk_servers,
     "hooks": _hooks,
     "systemPrompt": _system_prompt,
     "appendSystemPrompt": _append,

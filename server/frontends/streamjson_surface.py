@@ -49,9 +49,14 @@ INITIALIZE: dict[str, Item] = {
         "called back with hook_callback: PreToolUse, PostToolUse, UserPromptSubmit, Stop, "
         "SessionStart; hooks for other events are named in a warning"
     ),
-    "sdkMcpServers": R(SDK_MCP),
-    "sdkMcpServerConfigs": R(SDK_MCP),
-    "sdkMcpServerManifests": R(SDK_MCP),
+    "sdkMcpServers": H("in-process servers: every message goes to the host as mcp_message"),
+    "sdkMcpServerConfigs": R(
+        "sdkMcpServerConfigs (per-server timeouts and tool policies) are not applied: "
+        "use allowedTools / disallowedTools"
+    ),
+    "sdkMcpServerManifests": I(
+        "a cache of handshakes: agentls does the handshake over mcp_message"
+    ),
     "sdkMcpServerManifestsOrigin": I("only for remote session transports"),
     "jsonSchema": R(
         "structured output (outputFormat / jsonSchema) is not supported: no structured_output"

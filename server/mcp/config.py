@@ -56,16 +56,21 @@ class ServerConfig:
     state: State = "enabled"
     problem: str | None = None
     """Why the server does not start (a bad entry, not trusted, disabled)."""
+    bridge: Any = None
+    """An SDK host's server (`type: sdk`): how its messages reach it (`server.mcp.sdk`)."""
 
     def key(self) -> str:
         """Equal for two sessions that may share one running server."""
         data = asdict(self)
         for volatile in ("source", "state", "problem"):
             data.pop(volatile)
+        data["bridge"] = id(self.bridge) if self.bridge is not None else None
         return json.dumps(data, sort_keys=True)
 
     def public(self) -> dict[str, Any]:
         """The entry as clients may see it: header and environment values are left out."""
+        if self.bridge is not None:
+            return {"type": "sdk", "name": self.name}
         if self.transport == "http":
             return {"type": "http", "url": self.url, "headers": sorted(self.headers)}
         return {"type": "stdio", "command": self.command, "args": list(self.args)}
@@ -159,6 +164,10 @@ def _parse_entry(base: ServerConfig, entry: Any, cwd: Path) -> ServerConfig:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be an http(s) URL, not {url!r}")
         return replace(base, transport="http", url=url, headers=_strings(entry, "headers"))
+    if kind == "sdk":
+        if not callable(entry.get("bridge")):
+            raise ValueError("an sdk server lives in an SDK host, and none serves it here")
+        return replace(base, bridge=entry["bridge"])
     if kind != "stdio":
         raise ValueError(f"transport {kind!r} is not supported (use stdio or http)")
     args = entry.get("args") or []

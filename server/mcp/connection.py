@@ -33,6 +33,7 @@ from pydantic import FileUrl
 from protocol.methods import SandboxMode
 from server import __version__
 from server.mcp.config import ServerConfig
+from server.mcp.sdk import sdk_streams
 from server.tools.sandbox import Sandbox, SandboxSettings, probe
 from server.tools.spawn import marked
 
@@ -150,6 +151,10 @@ class McpConnection:
     @asynccontextmanager
     async def _transport(self, errlog: TextIO) -> AsyncIterator[Any]:
         config = self.config
+        if config.bridge is not None:
+            async with sdk_streams(config.bridge) as streams:
+                yield streams
+            return
         if config.transport == "http":
             # The SDK's defaults, with room for tools that answer slowly on a quiet stream.
             timeout = httpx2.Timeout(30.0, read=max(300.0, config.tool_timeout))

@@ -1,7 +1,9 @@
 // Drives agentls through the TypeScript Claude Agent SDK's query(), unmodified.
-// argv[2]: a JSON plan {executable, cwd, env, prompt?, turns?, options?, permissions?}.
+// argv[2]: a JSON plan {executable, cwd, env, prompt?, turns?, options?, permissions?, sdkServer?}:
+// sdkServer names an in-process MCP server (createSdkMcpServer) with one tool, add(a, b).
 // Prints one JSON line per event: {event: "message"|"permission"|"init"|"interrupt"|"error"|"done", ...}.
-import { query } from "@anthropic-ai/claude-agent-sdk";
+import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 const plan = JSON.parse(process.argv[2]);
 const say = (event, data) => process.stdout.write(JSON.stringify({ event, ...data }) + "\n");
@@ -69,6 +71,14 @@ async function main() {
     ...(plan.permissions ? { canUseTool } : {}),
     ...(plan.options || {}),
   };
+  if (plan.sdkServer) {
+    const add = tool("add", "Add two numbers", { a: z.number(), b: z.number() }, async ({ a, b }) => {
+      say("tool", { name: "add", args: { a, b } });
+      return { content: [{ type: "text", text: String(a + b) }] };
+    });
+    const server = createSdkMcpServer({ name: plan.sdkServer, version: "1.0.0", tools: [add] });
+    options.mcpServers = { ...(options.mcpServers || {}), [plan.sdkServer]: server };
+  }
   const turns = plan.turns || [];
   const queue = turns.length ? promptQueue() : null;
   const q = query({ prompt: queue ?? plan.prompt, options });
