@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from protocol.content import (
@@ -28,6 +29,30 @@ selection's place."""
 
 CONTEXT_TAG = re.compile(r"<(?=\s*/?\s*context\b)", re.IGNORECASE)
 """Where a body spells a `<context>` tag, in any case and spacing."""
+
+
+PROMPT_BYTES = 8 * 1024 * 1024
+"""The largest prompt (its text, attached context and images) a session takes, unless the user
+config's `limits.promptBytes` says otherwise."""
+
+
+def oversized(params: PromptParams, config: dict[str, Any]) -> str | None:
+    """Why the prompt is too large to take, or None."""
+    limit = (config.get("limits") or {}).get("promptBytes") or PROMPT_BYTES
+    size = sum(_size(block) for block in params.prompt)
+    if size <= limit:
+        return None
+    return (
+        f"the prompt is {size / 1048576:.1f} MB, over the limit of {limit} bytes "
+        "(limits.promptBytes in the user config): attach large files by reference instead"
+    )
+
+
+def _size(block: ContentBlock) -> int:
+    if isinstance(block, ImageContent):
+        return len(block.data)
+    text = getattr(block, "text", None)
+    return len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
 
 
 class BadPrompt(Exception):

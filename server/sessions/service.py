@@ -59,7 +59,7 @@ from server.session_ids import invalid_session_id, valid_session_id
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder, prompt_text
-from server.sessions.prompt_input import to_turn_input
+from server.sessions.prompt_input import oversized, to_turn_input
 from server.sessions.recording import TraceTarget, tracing
 from server.sessions.reports import ReportTurns
 from server.sessions.sinks import TurnSinkImpl
@@ -319,6 +319,8 @@ class SessionService(StoredSessions):
                 errors.SESSION_BUSY,
                 f"session {session.id} is running turn {session.turn.id}; cancel it or steer",
             )
+        if too_big := oversized(params, session.config):
+            raise ServiceError(errors.INVALID_PARAMS, too_big)
         return await self._turn(session, params)
 
     async def report_turn(
