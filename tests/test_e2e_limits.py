@@ -3,6 +3,7 @@ bounded memory. Through `agentls serve` over real stdio; memory is the server's 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,37 @@ async def test_the_prompt_size_limit_is_configurable(tmp_path, workspace, fake_l
     finally:
         await client.close()
     assert "1000 bytes" in refused.value.message
+
+
+async def test_grep_on_a_file_with_a_100_mb_line_stays_in_bounded_memory(
+    tmp_path, workspace, fake_llm
+):
+    with (workspace / "one-line.txt").open("wb") as f:
+        f.write(b"x" * LINE_BYTES + b" needle\nneedle again\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("grep", {"pattern": "needle"}, id="grep")]),
+        Reply(text="found"),
+    )
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        before = peak_rss_mb(client)
+        result = await client.call("session/prompt", prompt(sid, "find it"))
+        grown = peak_rss_mb(client) - before
+    finally:
+        await client.close()
+    assert result["terminal"] == "completed"
+    assert grown < 60, f"the server's peak memory grew by {grown:.0f} MB"
+    done = next(
+        u["update"]
+        for u in client.updates
+        if u["update"]["kind"] == "tool_call_update" and u["update"]["status"] == "completed"
+    )
+    found = json.loads(done["output"])
+    assert found["matchCount"] == 2
+    assert [(m["file"], m["line"]) for m in found["matches"]] == [
+        ("one-line.txt", 1),
+        ("one-line.txt", 2),
+    ]
+    assert found["matches"][0]["content"] == "x" * 200 + "…"
