@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,10 @@ from .spawn import marked, started
 MAX_MATCHES = 100
 MAX_PER_FILE = 10
 MAX_LINE_CHARS = 200
+LINE_CAP = 256 * 1024
+"""The most of one rg output line held; a longer one keeps its head and its line number."""
+LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
+LONG_TEXT = re.compile(r'"lines":\{"text":"((?:[^"\\]|\\.){0,800})')
 STDERR_CAP = 4000
 COMMON_ARGS = ["--no-config", "--no-require-git"]
 # Last, so they win over the model's globs and a repository's `.ignore` whitelists; a `.env`
@@ -85,18 +90,58 @@ async def _collect(stream: ByteReceiveStream | None, into: bytearray) -> None:
 async def _split_lines(stream: ByteReceiveStream | None, on_line: Callable[[bytes], None]) -> None:
     if stream is None:
         return
-    pending: list[bytes] = []
+    lines = _Lines(on_line)
     async for chunk in stream:
+        lines.feed(chunk)
+    lines.end()
+
+
+class _Lines:
+    """rg's stdout cut into lines, each held to `LINE_CAP` bytes: a longer one (a match in a
+    very long line) is passed on as `LongLine`, its head and the line number read past it."""
+
+    def __init__(self, on_line: Callable[[bytes], None]):
+        self.on_line = on_line
+        self.pending: list[bytes] = []
+        self.held = 0
+        self.long: LongLine | None = None
+        self.tail = b""
+
+    def feed(self, chunk: bytes) -> None:
         *complete, rest = chunk.split(b"\n")
-        if complete:
-            on_line(b"".join([*pending, complete[0]]))
-            for line in complete[1:]:
-                on_line(line)
-            pending = []
+        for part in complete:
+            self._add(part)
+            self._emit()
         if rest:
-            pending.append(rest)
-    if pending:
-        on_line(b"".join(pending))
+            self._add(rest)
+
+    def end(self) -> None:
+        if self.pending or self.long is not None:
+            self._emit()
+
+    def _add(self, part: bytes) -> None:
+        if self.long is None and self.held + len(part) <= LINE_CAP:
+            self.pending.append(part)
+            self.held += len(part)
+            return
+        if self.long is None:
+            self.long = LongLine(b"".join([*self.pending, part])[:LINE_CAP])
+            self.pending, self.held = [], 0
+        if self.long.line_number is None:
+            if found := LINE_NUMBER.search(self.tail + part):
+                self.long.line_number = int(found.group(1))
+            self.tail = (self.tail + part)[-64:]
+
+    def _emit(self) -> None:
+        line: bytes = self.long if self.long is not None else b"".join(self.pending)
+        self.pending, self.held, self.tail, self.long = [], 0, b"", None
+        self.on_line(line)
+
+
+class LongLine(bytes):
+    """The head of an rg output line too long to hold, and its match's line number."""
+
+    line_number: int | None = None
 
 
 def display_path(ctx: ToolContext, path: Path) -> str:
@@ -138,7 +183,8 @@ class _Matches:
         elif line.startswith(b'{"type":"match"'):
             self.count += 1
             if len(self.matches) < MAX_MATCHES:
-                self.matches.append(self._match(json.loads(line)["data"]))
+                data = _long_match(line) if isinstance(line, LongLine) else json.loads(line)["data"]
+                self.matches.append(self._match(data))
 
     def _match(self, data: dict[str, Any]) -> dict[str, Any]:
         text = _text(data["lines"]).rstrip("\r\n")
@@ -157,6 +203,29 @@ class _Matches:
             "matches": self.matches,
             "truncated": self.count > len(self.matches),
         }
+
+
+def _long_match(line: LongLine) -> dict[str, Any]:
+    """What `_match` needs of a match whose line was too long to hold: its path, the start of
+    its text, its line number."""
+    head = line.decode("utf-8", errors="replace")
+    path = re.search(r'"path":\{"text":"((?:[^"\\]|\\.)*)"', head)
+    text = LONG_TEXT.search(head)
+    return {
+        "path": {"text": _json_text(path.group(1)) if path else "<unknown>"},
+        "lines": {"text": _json_text(text.group(1)) + "…" if text else ""},
+        "line_number": line.line_number,
+    }
+
+
+def _json_text(escaped: str) -> str:
+    """A JSON string's body, which may end inside an escape (a `\\u00e9` cut short)."""
+    for cut in range(7):
+        try:
+            return json.loads(f'"{escaped[: len(escaped) - cut]}"')
+        except json.JSONDecodeError:
+            continue
+    return ""
 
 
 def _text(field: dict[str, Any]) -> str:
