@@ -42,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     export = sessions.add_parser("export", help="a session's full trace as JSONL")
     export.add_argument("id")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    collect = sessions.add_parser(
+        "gc", help="remove checkpoint contents no session can restore any more"
+    )
+    collect.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="also forget the checkpoints of sessions untouched for this many days",
+    )
     replay = commands.add_parser("replay", help="re-run a recorded turn offline")
     replay.add_argument("trace", help="a JSONL export, a session id or a turn id")
     replay.add_argument("--turn", help="the turn to replay (default: the trace's last)")
@@ -67,7 +76,12 @@ def main(argv: list[str]) -> int:
     try:
         if args.command == "replay":
             return replay_command(args, store)
-        action = {"list": list_command, "show": show_command, "search": search_command}
+        action = {
+            "list": list_command,
+            "show": show_command,
+            "search": search_command,
+            "gc": gc_command,
+        }
         return action.get(args.action, export_command)(args, store)
     except (TraceError, LookupError, ValueError) as exc:
         print(f"agentls: {exc}", file=sys.stderr)
@@ -153,6 +167,18 @@ def export_command(args: argparse.Namespace, store: Store, out: TextIO = sys.std
             f.writelines(lines)
     else:
         out.writelines(lines)
+    return 0
+
+
+def gc_command(args: argparse.Namespace, store: Store, out: TextIO = sys.stdout) -> int:
+    from server.tools.checkpoint_store import collect_garbage
+
+    age = None if args.older_than is None else args.older_than * 86400
+    done = collect_garbage(store.path.parent / "checkpoints", older_than_s=age)
+    print(
+        f"removed {done.objects} object(s) ({done.bytes} bytes) and {done.logs} session log(s)",
+        file=out,
+    )
     return 0
 
 

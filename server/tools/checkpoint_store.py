@@ -189,3 +189,35 @@ def copy_log(source: Checkpoints, target: Checkpoints, turns: dict[str, str]) ->
         if change.turn in turns:
             target._append({"turn": turns[change.turn], "path": change.path,
                             "before": change.before, "after": change.after})  # fmt: skip
+
+
+@dataclass
+class Collected:
+    """What `collect_garbage` removed."""
+
+    logs: int = 0
+    objects: int = 0
+    bytes: int = 0
+
+
+def collect_garbage(root: Path, *, older_than_s: float | None) -> Collected:
+    """Remove the change logs untouched for `older_than_s` seconds (None: none), then every
+    content no remaining log can restore (a rewound change's, a removed log's)."""
+    import time
+
+    done = Collected()
+    referenced: set[str] = set()
+    for log in sorted((root / "sessions").glob("*.jsonl")):
+        if older_than_s is not None and time.time() - log.stat().st_mtime >= older_than_s:
+            log.unlink(missing_ok=True)
+            done.logs += 1
+            continue
+        for change in Checkpoints(root, log.stem).changes():
+            referenced.update(h for h in (change.before, change.after) if h is not None)
+    for obj in (root / "objects").glob("*/*"):
+        if obj.parent.name + obj.name in referenced or obj.name.startswith("tmp"):
+            continue
+        done.bytes += obj.stat().st_size
+        obj.unlink(missing_ok=True)
+        done.objects += 1
+    return done
