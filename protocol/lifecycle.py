@@ -63,6 +63,9 @@ class SandboxStatus(WireModel):
     """What the configuration (user config, environment, flags) asks for."""
     network: bool
     """Whether sandboxed commands may use the network (all of it)."""
+    network_ask: bool | None = None
+    """With the network off, whether a command's first connection to a host asks the user
+    (`sandbox.network: "ask"`)."""
     allowed_hosts: list[str] | None = None
     """With the network off, the hosts commands may still reach through agentls's proxy."""
     auto_allow: bool

@@ -148,6 +148,9 @@ def _narrowed_sandbox(mine: Any, theirs: Any, ignored: list[str]) -> dict[str, A
         del kept["mode"]
         ignored.append(f"sandbox.mode ({mode})")
     hosts = kept.get("network")
+    if hosts == "ask" and mine.get("network") is not True:
+        del kept["network"]
+        ignored.append("sandbox.network (ask)")
     if isinstance(hosts, list) and not _hosts_within(hosts, mine.get("network", False)):
         del kept["network"]
         ignored.append("sandbox.network (hosts the user does not allow)")

@@ -423,3 +423,41 @@ async def test_without_a_sandbox_every_command_asks(home, run_dir, fake_llm):
     await runner.turn(fake_llm, [bash("echo hi > a.txt")])
     assert len(runner.requests) == 1
     assert not (workspace / "a.txt").exists()
+
+
+async def test_network_ask_asks_once_per_host_and_refuses_what_the_user_refuses(
+    home, run_dir, fake_llm
+):
+    canary = HttpCanary()
+    workspace = home / "ws"
+    project(workspace, fake_llm, user={"sandbox": {"network": "ask"}})
+    url = f"http://127.0.0.1:{canary.port}"
+    calls = [
+        bash(f"curl -s --max-time 60 {url}/first", "c_1"),
+        bash(f"curl -s --max-time 60 {url}/second", "c_2"),
+        bash(f"curl -s --max-time 60 http://localhost:{canary.port}/name", "c_3"),
+    ]
+    answers = iter(["allow_always", "reject_once"])
+    client = AgentClient()
+    client.on_permission = lambda p: {
+        "outcome": {"outcome": "selected", "optionId": next(answers, "reject_once")}
+    }
+    fake_llm.script(*[Reply(tool_calls=[c]) for c in calls], Reply(text="done"))
+    env = server_env(home, OPENAI_API_KEY="k", XDG_RUNTIME_DIR=str(run_dir))
+    await client.start({**env, "AGENTLS_SANDBOX": "workspace-write"})
+    try:
+        init = await client.initialize()
+        session = await client.call("session/new", {"cwd": str(workspace)})
+        await client.call(
+            "session/prompt",
+            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
+        )
+    finally:
+        await client.close()
+        canary.server.shutdown()
+    assert init.capabilities.experimental["agentls"]["sandbox"]["networkAsk"] is True
+    titles = [r["toolCall"]["title"] for r in client.permission_requests]
+    assert titles == [f"Connect to 127.0.0.1:{canary.port}", f"Connect to localhost:{canary.port}"]
+    assert [path for path, _host in canary.hits] == ["/first", "/second"]
+    said = f"localhost:{canary.port} is not in sandbox.network (and the user did not allow it"
+    assert said in seen_by_model(fake_llm)

@@ -71,7 +71,8 @@ def leaving(
             return f"it writes {target}, which the sandbox keeps read-only"
         if real_paths.control_file(inside):
             return f"it writes {target}, a file the sandbox keeps read-only"
-    if not settings.network and not settings.allowed_hosts:  # with hosts: the proxy judges
+    if not (settings.network or settings.allowed_hosts or settings.network_ask):
+        # With hosts or "ask", the proxy judges each connection.
         for simple in parsed.commands:
             if needs_network(simple):
                 return f"`{simple.text}` needs the network, which the sandbox blocks"

@@ -179,6 +179,7 @@ class SessionService(StoredSessions):
             mode=settings.mode if usable else "off",
             configured=settings.mode,
             network=settings.network,
+            network_ask=settings.network_ask or None,
             allowed_hosts=list(settings.allowed_hosts) or None,
             auto_allow=settings.auto_allow,
             kind=found.kind if found and usable else None,

@@ -2,7 +2,8 @@
 connects only to the hosts `sandbox.network` lists.
 
 `CONNECT host:port` (HTTPS and any other TCP) and plain-HTTP requests in absolute form are
-served. Refused with `403 Forbidden`, naming the host: a host not on the list; a port other than
+served. Refused with `403 Forbidden`, naming the host: a host not on the list (with `ask`, one
+the user did not allow when asked); a port other than
 80 and 443 unless the entry names it (`host:8443`); a name that resolves to a loopback, private,
 link-local or metadata address (the guard `web_fetch` uses) unless the entry is that address
 itself; a plain-HTTP request whose `Host` header names another host than its target. The
@@ -21,6 +22,7 @@ import socket
 import socketserver
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,6 +36,8 @@ DENIED_MARK = "is not in sandbox.network"
 
 
 DEFAULT_PORTS = (80, 443)
+HostAsker = Callable[[str, int], tuple[bool, bool]]
+"""Asks the user whether a command may reach `host:port`: (allowed, for the whole session)."""
 
 
 def split_port(pattern: str) -> tuple[str, int | None]:
@@ -136,11 +140,15 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         method, host, port, path = target
         entry = allowing(host, port, self.server.hosts)
+        if entry is None and self.server.ask is not None and self.server.ask(host, port):
+            entry = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if entry is None:
             self.server.refused.append(host)
-            allowed = ", ".join(self.server.hosts)
             shown = host if port in DEFAULT_PORTS else f"{host}:{port}"
-            self._answer(403, f"agentls sandbox: {shown} {DENIED_MARK} (allowed: {allowed})")
+            why = f"allowed: {', '.join(self.server.hosts)}"
+            if self.server.ask is not None:
+                why = "and the user did not allow it when asked"
+            self._answer(403, f"agentls sandbox: {shown} {DENIED_MARK} ({why})")
             return
         named = _host_header(lines[1:])
         if method != "CONNECT" and named is not None and not _same_host(named, host, port):
@@ -193,8 +201,10 @@ class HostProxy(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     daemon_threads = True
 
-    def __init__(self, hosts: tuple[str, ...]):
+    def __init__(self, hosts: tuple[str, ...], *, ask: Callable[[str, int], bool] | None = None):
         self.hosts = hosts
+        self.ask = ask
+        """Asks the user about a host not in `hosts` (blocking this connection's thread)."""
         self.refused: list[str] = []
         """Every host it refused, in order: a command that hides the 403 still shows here."""
         self._dir = Path(tempfile.mkdtemp(prefix="agentls-proxy-"))

@@ -36,7 +36,7 @@ from protocol.methods import SandboxMode
 from server.logs import runtime_dir
 from server.policy.paths import CONTROL_NAMES
 from server.tools import seccomp
-from server.tools.netproxy import DENIED_MARK, HostProxy, split_port
+from server.tools.netproxy import DENIED_MARK, HostAsker, HostProxy, split_port
 from server.tools.sandbox_mounts import (
     Held,
     Placeholders,
@@ -75,11 +75,14 @@ class SandboxSettings:
     """No command runs at all without a sandbox (replay)."""
     deny_read: tuple[str, ...] = ()
     """Paths hidden from commands besides the built-in secrets (`~/` for the home folder)."""
+    network_ask: bool = False
+    """`sandbox.network: "ask"`: the network stays off inside, and the first connection of a
+    command to a host asks the user (through the running turn) before the proxy makes it."""
 
 
 def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
     """`sandbox` of a merged config: a mode name or `{mode, network, autoAllow, required,
-    denyRead}` (`network`: true, false or a list of hosts)."""
+    denyRead}` (`network`: true, false, "ask" or a list of hosts)."""
     raw = config.get("sandbox")
     if raw is None:
         return SandboxSettings()
@@ -92,8 +95,11 @@ def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
         raise ValueError(f"sandbox.mode must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
     network = raw.get("network")
     hosts: tuple[str, ...] = ()
+    ask = network == "ask"
     if isinstance(network, list):
         hosts, network = host_patterns(network), False
+    elif ask:
+        network = False
     flags = {}
     for key in ("autoAllow", "required"):
         value = raw.get(key)
@@ -101,7 +107,9 @@ def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
             raise ValueError(f"sandbox.{key} must be true or false, not {value!r}")
         flags[key] = value
     if network is not None and not isinstance(network, bool):
-        raise ValueError(f"sandbox.network must be true, false or a list of hosts, not {network!r}")
+        raise ValueError(
+            f'sandbox.network must be true, false, "ask" or a list of hosts, not {network!r}'
+        )
     deny = raw.get("denyRead") or []
     if not isinstance(deny, list) or not all(_absolute_or_home(d) for d in deny):
         raise ValueError(
@@ -114,6 +122,7 @@ def settings_from(config: Mapping[str, Any]) -> SandboxSettings:
         auto_allow=flags["autoAllow"] is not False,
         required=bool(flags["required"]),
         deny_read=tuple(deny),
+        network_ask=ask,
     )
 
 
@@ -234,6 +243,9 @@ class Sandbox:
     _proxy: HostProxy | None = field(default=None, repr=False)
     _holds: int = field(default=0, repr=False)
     _nested: list[Path] | None = field(default=None, repr=False)
+    _asker: HostAsker | None = field(default=None, repr=False)
+    _hosts: set[str] = field(default_factory=set, repr=False)
+    """Hosts (`host:port`) the user allowed for the rest of the session."""
 
     @property
     def active(self) -> bool:
@@ -249,6 +261,8 @@ class Sandbox:
     def describe(self) -> str:
         if self.settings.network:
             network = "network on"
+        elif self.settings.network_ask:
+            network = "network asks for each new host"
         elif self.proxied:
             network = f"network only to {', '.join(self.settings.allowed_hosts)}"
         else:
@@ -258,7 +272,25 @@ class Sandbox:
     @property
     def proxied(self) -> bool:
         """Whether commands reach the allowed hosts through agentls's proxy."""
-        return not self.settings.network and bool(self.settings.allowed_hosts)
+        settings = self.settings
+        return not settings.network and (bool(settings.allowed_hosts) or settings.network_ask)
+
+    def ask_hosts_with(self, asker: HostAsker | None) -> None:
+        """Who asks the user about a new host (`sandbox.network: "ask"`): the running turn's;
+        None between turns (a host nobody can be asked about is refused)."""
+        self._asker = asker
+
+    def _ask(self, host: str, port: int) -> bool:
+        key = f"{host}:{port}"
+        if key in self._hosts:
+            return True
+        asker = self._asker
+        if asker is None:
+            return False
+        allowed, always = asker(host, port)
+        if allowed and always:
+            self._hosts.add(key)
+        return allowed
 
     def unheld(self) -> str | None:
         """Why a command here must ask although it stays inside: what the sandbox cannot
@@ -326,7 +358,8 @@ class Sandbox:
         out += rest
         if self.proxied:
             if self._proxy is None:
-                self._proxy = HostProxy(self.settings.allowed_hosts)
+                ask = self._ask if self.settings.network_ask else None
+                self._proxy = HostProxy(self.settings.allowed_hosts, ask=ask)
             program = (seccomp.host_program() or b"").hex()
             bridge = [sys.executable, "-I", "-S", str(BRIDGE), self._proxy.socket_path]
             return [*out, "--chdir", str(cwd), "--", *bridge, "--seccomp", program, "--", *argv]

@@ -9,6 +9,7 @@ shutdown. `ctx.env`, when set, is merged over the server's environment.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import codecs
 import itertools
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,13 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import Field
 
+from protocol.methods import PermissionOption, ToolCallRef
 from server.aio import run_to_end
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .child_env import child_env
 from .live import LIVE_OUTPUT, LiveFeed
+from .netproxy import HostAsker
 from .sandbox import Sandbox, blocked, blocked_hint
 from .spawn import group_options, kill_group, marked, started
 
@@ -366,6 +370,8 @@ class Bash(Tool):
         cwd = _working_dir(ctx, args.cwd)
         env = _environment(ctx)
         sandbox = command_sandbox(ctx, outside=args.outside_sandbox)
+        if sandbox is not None and sandbox.settings.network_ask and ctx.sink is not None:
+            sandbox.ask_hosts_with(host_asker(ctx.sink, asyncio.get_running_loop()))
         if args.run_in_background:
             job = self.jobs.start(ctx.session_id, args.command, cwd=cwd, env=env, sandbox=sandbox)
             return {"jobId": job.id, "pid": job.proc.pid}
@@ -373,6 +379,40 @@ class Bash(Tool):
         return await run_command(
             args.command, cwd=cwd, env=env, timeout_ms=timeout, sandbox=sandbox
         )
+
+
+HOST_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+]
+HOST_ASK_TIMEOUT_S = 600.0
+
+
+def host_asker(sink: Any, loop: asyncio.AbstractEventLoop) -> HostAsker:
+    """Asks through the turn `sink` whether a sandboxed command may reach a host (from the
+    proxy's thread); no answer in time, or a turn that has ended, is a refusal."""
+
+    def ask(host: str, port: int) -> tuple[bool, bool]:
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        ref = ToolCallRef(
+            tool_call_id=f"net_{uuid.uuid4().hex[:12]}",
+            name="network",
+            title=f"Connect to {shown}",
+            input={"host": host, "port": port},
+            reason=f'a sandboxed command wants to reach {shown} (sandbox.network is "ask")',
+            risk="medium",
+        )
+        asked = asyncio.run_coroutine_threadsafe(sink.request_permission(ref, HOST_OPTIONS), loop)
+        try:
+            reply = asked.result(HOST_ASK_TIMEOUT_S)
+        except Exception:  # the turn ended, the client went away, or nobody answered
+            asked.cancel()
+            return False, False
+        chosen = reply.outcome.option_id if reply.outcome.outcome == "selected" else None
+        return chosen in ("allow_once", "allow_always"), chosen == "allow_always"
+
+    return ask
 
 
 def command_sandbox(ctx: ToolContext, *, outside: bool) -> Sandbox | None:
