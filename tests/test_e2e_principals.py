@@ -320,3 +320,24 @@ async def test_an_unauthenticated_peer_is_bounded_in_bytes_and_time(tmp_path: Pa
         answer = await silent.read()
         assert answer is not None and "in time" in answer["error"]["message"]
         assert await silent.closed()
+
+
+async def test_another_principal_cannot_add_allow_rules_or_trust_a_folder(tmp_path: Path) -> None:
+    owner_token = write_token(tmp_path / "owner.token", OWNER_TOKEN)
+    bob_token = write_token(tmp_path / "bob.token", BOB_TOKEN)
+    entry = {"tokenFile": str(bob_token), "home": str(tmp_path / "bob-data")}
+    env = owner_env(tmp_path, {"server": {"principals": {"bob": entry}}})
+    async with listening(env, "tcp://127.0.0.1:0", "--token-file", str(owner_token)) as (
+        address,
+        _,
+    ):
+        for argv, named in ((["--allowedTools", "Bash"], "allow rule"), (["--trust"], "trust")):
+            raw = await Raw.tcp(address)
+            refused = await attach(raw, token=BOB_TOKEN, argv=argv, door="print")
+            assert refused["error"]["code"] == -31005, (argv, refused)
+            assert named in refused["error"]["message"], refused
+        raw = await Raw.tcp(address)
+        assert "result" in await attach(raw, token=BOB_TOKEN, door="print"), "bob without them"
+        raw = await Raw.tcp(address)
+        assert "result" in await attach(raw, token=OWNER_TOKEN, argv=["--trust"])
+        raw.writer.close()
