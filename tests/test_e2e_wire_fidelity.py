@@ -146,12 +146,6 @@ async def test_the_finish_reason_follows_what_the_reply_holds(
     ],
 )
 @pytest.mark.parametrize("retries", [0, 1])
-@pytest.mark.xfail(
-    strict=True,
-    reason="the failed call's usage reaches the ProviderError the loop sees, but the loop "
-    "(server/agent/loop.py) emits no step_finish for a step that raised, and a failed turn's "
-    "usage is the sum of its step_finish updates",
-)
 async def test_a_call_ended_by_a_stream_error_keeps_its_usage(
     client, workspace, fake_llm, provider, reply, used, retries
 ) -> None:
