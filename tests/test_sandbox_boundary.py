@@ -461,3 +461,16 @@ async def test_network_ask_asks_once_per_host_and_refuses_what_the_user_refuses(
     assert [path for path, _host in canary.hits] == ["/first", "/second"]
     said = f"localhost:{canary.port} is not in sandbox.network (and the user did not allow it"
     assert said in seen_by_model(fake_llm)
+
+
+@pytest.mark.xfail(strict=True, reason="the sandbox makes the runtime dir 0755")
+async def test_a_sandboxed_command_leaves_the_runtime_dir_private_for_the_resident_server(
+    home, run_dir, fake_llm
+):
+    workspace = home / "ws"
+    project(workspace, fake_llm)
+    await Door("serve", home, workspace, run_dir).turn(fake_llm, [bash("true")])
+    assert (run_dir / "agentls" / "sandbox").is_dir()
+    resident = Door("resident", home, workspace, run_dir)
+    await resident.turn(fake_llm, [bash("echo in > made.txt")])
+    assert (workspace / "made.txt").read_text() == "in\n"
