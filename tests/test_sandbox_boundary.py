@@ -463,7 +463,6 @@ async def test_network_ask_asks_once_per_host_and_refuses_what_the_user_refuses(
     assert said in seen_by_model(fake_llm)
 
 
-@pytest.mark.xfail(strict=True, reason="the sandbox makes the runtime dir 0755")
 async def test_a_sandboxed_command_leaves_the_runtime_dir_private_for_the_resident_server(
     home, run_dir, fake_llm
 ):

@@ -43,6 +43,7 @@ from server.tools.sandbox_mounts import (
     hide,
     home_of,
     nested_git,
+    private_dir,
     secret_paths,
 )
 from server.trust import is_broad
@@ -218,7 +219,7 @@ def _filter_file(folder: Path) -> Path:
     program = seccomp.host_program() or b""
     path = folder / f"seccomp-{hashlib.sha256(program).hexdigest()[:16]}.bpf"
     if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(folder)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False) as out:
             out.write(program)
         os.replace(out.name, path)

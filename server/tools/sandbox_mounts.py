@@ -47,6 +47,14 @@ NESTED_SCAN_LIMIT = 20_000
 """Folders looked at for `.git` below the top of the workspace, at most."""
 
 
+def private_dir(folder: Path) -> None:
+    """`folder` and its parent (agentls's runtime dir), each made 0700 where missing: the
+    resident server refuses a runtime dir others may enter."""
+    for path in (folder.parent, folder):
+        if not path.is_dir():
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 def home_of(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or Path.home())
 
@@ -211,7 +219,7 @@ class Placeholders:
             self.sweep(workspace)
 
     def _lock_file(self, workspace: Path) -> int:
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self._dir)
         key = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         return os.open(self._dir / f"{key}.placeholders", flags, 0o600)
