@@ -62,6 +62,12 @@ from server.frontends.streamjson_input import (
     tool_answer,
 )
 from server.frontends.streamjson_rules import adds_allow_rule, suggestions
+from server.frontends.streamjson_structured import (
+    MAX_RETRIES,
+    checked,
+    instruction,
+    retry_prompt,
+)
 from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError
@@ -129,6 +135,8 @@ class StreamJsonDoor:
         self.opened = False
         self.failed = False
         self.waiting = 0
+        self.schema: dict[str, Any] | None = None
+        """The JSON schema final answers must satisfy (structured output), if any."""
         """User messages queued for turns of their own, not yet taken."""
         self.init_answer: dict[str, Any] | None = None
         """The first `initialize` request's answer fields, until it is answered."""
@@ -358,6 +366,14 @@ class StreamJsonDoor:
         return True
 
     async def open_session(self) -> None:
+        schema = self.service.flags.get("structuredOutput")
+        if isinstance(schema, dict):
+            self.schema = schema
+            told = [self.service.flags.get("appendSystemPrompt"), instruction(schema)]
+            self.service.flags = {
+                **self.service.flags,
+                "appendSystemPrompt": "\n\n".join(t for t in told if t),
+            }
         resume = self.options.resume
         if resume is None and self.options.continue_session:
             recent = await self.service.list(str(self.options.cwd), None, 1)
@@ -647,21 +663,43 @@ class StreamJsonDoor:
         started = time.monotonic()
         self.running = True
         self.state("running")
+        value, problem = None, None
         try:
             outcome = await self.service.prompt(
                 PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
             )
+            if self.schema is not None:
+                outcome, value, problem = await self.structured(outcome, self.schema)
         finally:
             self.running = False
         if echo:
             self.checkpoints[echo["uuid"]] = outcome.turn_id
         result = self.frames.result(outcome, int((time.monotonic() - started) * 1000))
+        if self.schema is not None and result["subtype"] == "success":
+            result = with_structured(result, value, problem)
         self.frames = None
         self.last_result = result
         self.write(result)
         self.state("idle")
         self._turn_written.set()
         self._turn_written = anyio.Event()
+
+    async def structured(self, outcome: Any, schema: dict[str, Any]) -> tuple[Any, Any, str | None]:
+        """The turn's final answer checked against the schema, the model asked again (in the
+        same turn) while it does not satisfy it: (outcome, value, why it does not)."""
+        assert self.frames is not None
+        for attempt in range(MAX_RETRIES + 1):
+            if outcome.terminal != "completed" or outcome.stop_reason == "max_turn_requests":
+                return outcome, None, None
+            value, problem = checked(self.frames.last_text, schema)
+            if problem is None or attempt == MAX_RETRIES:
+                return outcome, value, problem
+            self.usage.close_turn(self.model, outcome.usage)
+            again = [{"type": "text", "text": retry_prompt(problem)}]
+            outcome = await self.service.prompt(
+                PromptParams.model_validate({"sessionId": self.session_id, "prompt": again})
+            )
+        return outcome, None, None
 
     def finish(self) -> int:
         result = self.last_result
@@ -679,6 +717,20 @@ class StreamJsonDoor:
                 print(f"agentls: {result['subtype']}: {text}", file=self.stderr, flush=True)
         self.stdout.flush()
         return 1 if result["is_error"] else 0
+
+
+def with_structured(result: dict[str, Any], value: Any, problem: str | None) -> dict[str, Any]:
+    if problem is None:
+        return {**result, "structured_output": value}
+    failed = {k: v for k, v in result.items() if k != "result"}
+    why = f"the final answer did not satisfy the JSON schema after {MAX_RETRIES} retries: {problem}"
+    return {
+        **failed,
+        "subtype": "error_max_structured_output_retries",
+        "is_error": True,
+        "terminal_reason": "structured_output_retry_exhausted",
+        "errors": [why],
+    }
 
 
 def profiles(offer: SessionOffer) -> list[Profile]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from protocol.methods import PermissionMode
+from server.frontends.streamjson_structured import schema_problem
 from server.frontends.streamjson_surface import FLAGS, PARSED_ELSEWHERE, dest
 from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
 
@@ -85,6 +86,16 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         section = {**(out.get("tools") or {})}
         section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
         out["tools"] = section
+    schemas = getattr(args, dest("--json-schema"), None)
+    if schemas:
+        try:
+            schema = json.loads(schemas[-1])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--json-schema is not JSON: {exc}") from exc
+        problem = schema_problem(schema)
+        if problem:
+            raise ValueError(f"--json-schema: {problem}")
+        out["structuredOutput"] = schema
     path = getattr(args, "system_prompt_file", None)
     if path:
         try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from server.agent.hooks import EVENTS
+from server.frontends.streamjson_structured import schema_problem
 from server.frontends.streamjson_surface import INITIALIZE
 
 APPLIED = {
@@ -141,7 +142,16 @@ def _sdk_servers(value: Any, out: Initialized) -> None:
     out.flags = merged(out.flags, {"mcpServers": {n: {"type": "sdk"} for n in names}})
 
 
+def _json_schema(value: Any, out: Initialized) -> None:
+    problem = schema_problem(value)
+    if problem:
+        out.notes.append(f"{problem}: no structured output")
+    else:
+        out.flags["structuredOutput"] = value
+
+
 APPLY: dict[str, Callable[[Any, Initialized], None]] = {
+    "jsonSchema": _json_schema,
     "sdkMcpServers": _sdk_servers,
     "hooks": _hooks,
     "systemPrompt": _system_prompt,

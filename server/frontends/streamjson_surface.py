@@ -152,7 +152,7 @@ FLAGS: dict[str, Item] = {
     "--fallback-model": R("--fallback-model is not supported: a failing model fails the turn"),
     "--max-budget-usd": R("--max-budget-usd is not supported: no budget is enforced"),
     "--task-budget": R("--task-budget is not supported"),
-    "--json-schema": R("structured output (--json-schema) is not supported: no structured_output"),
+    "--json-schema": H("as jsonSchema in initialize"),
     "--plugin-dir": R("plugins are not supported: none are loaded"),
     "--plugin-dir-no-mcp": R("plugins are not supported: none are loaded"),
     "--include-hook-events": R("hook_started / hook_response frames are not written", value=False),
