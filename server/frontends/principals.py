@@ -147,6 +147,7 @@ def connection_env(principal: Principal, given: dict[str, str] | None, floor: Fl
         env = dict(os.environ)
         if not principal.owner:
             env = {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+        env.pop("AGENTLS_HOME", None)  # the server's own: the principal's is set below
     else:
         env = dict(given)
     named = env.get("AGENTLS_HOME")
@@ -200,6 +201,20 @@ def check_commands(flags: Mapping[str, Any], env: Mapping[str, str], floor: Floo
         raise Refused(
             "MCP servers from a connection's flags run programs on the server's machine: only "
             'the server\'s owner can allow that ("server": {"allowEngineCommand": true})'
+        )
+
+
+def check_grants(flags: Mapping[str, Any]) -> None:
+    """Another principal's connection cannot widen what its sessions may do unasked."""
+    if (flags.get("permissions") or {}).get("allow"):
+        raise Refused(
+            "allow rules (--allowedTools) from a connection of another principal widen what "
+            "runs unasked: only the server's owner sets them, in the owner's user config"
+        )
+    if flags.get("trust"):
+        raise Refused(
+            "trust (--trust) from a connection of another principal: only the server's owner "
+            "trusts folders (trustedProjects in the owner's user config)"
         )
 
 
@@ -291,6 +306,8 @@ class AttachPolicy:
         env = connection_env(principal, params.env, self.floor)
         flags = self.flags_of(params) or {}
         check_commands(flags, env, self.floor)
+        if not principal.owner:
+            check_grants(flags)
         try:
             config = load_config(None, flags=deep_merge(self.base, flags), environ=env)
         except ConfigError as exc:
