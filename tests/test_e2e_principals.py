@@ -339,5 +339,14 @@ async def test_another_principal_cannot_add_allow_rules_or_trust_a_folder(tmp_pa
         raw = await Raw.tcp(address)
         assert "result" in await attach(raw, token=BOB_TOKEN, door="print"), "bob without them"
         raw = await Raw.tcp(address)
+        assert "result" in await attach(raw, token=BOB_TOKEN)
+        await ready(raw)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        trusted = {"cwd": str(workspace), "workspaceTrusted": True}
+        answer = await call(raw, 3, "session/new", trusted)
+        raw.writer.close()
+        raw = await Raw.tcp(address)
         assert "result" in await attach(raw, token=OWNER_TOKEN, argv=["--trust"])
         raw.writer.close()
+    assert answer["error"]["code"] == -32602 and "trust" in answer["error"]["message"], answer
