@@ -3,8 +3,8 @@
 A retry restarts the call from scratch. Before each new attempt the stream yields a
 `StreamRestart`; the consumer must throw away everything the failed attempt streamed (text,
 thinking, tool calls), so nothing is ever duplicated in the history. The error that ends the
-call carries the usage of all its attempts. Waits grow exponentially
-with jitter; a server's `retry-after` is honoured as long as it is not longer than `max_wait`.
+call carries the usage of all its attempts. Waits grow exponentially with jitter; a server's
+`retry-after` is honoured as long as it is not longer than `max_wait`.
 """
 
 from __future__ import annotations
