@@ -64,3 +64,19 @@ async def test_tools_restricts_the_built_in_tools(tmp_path, workspace, fake_llm)
     assert offered == {"read_file", "grep"}
     await collect("hi", options(tmp_path, workspace, fake_llm, tools=[]))
     assert "tools" not in fake_llm.requests[1].body or not fake_llm.requests[1].body["tools"]
+
+
+async def test_settings_permission_rules_apply_and_the_rest_is_named(tmp_path, workspace, fake_llm):
+    victim = workspace / "victim.txt"
+    victim.write_text("keep me\n")
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "rm victim.txt"})]), Reply(text="done")
+    )
+    settings = '{"permissions": {"deny": ["Bash(rm:*)"]}, "env": {"X": "1"}}'
+    opts = options(
+        tmp_path, workspace, fake_llm, settings=settings, permission_mode="bypassPermissions"
+    )
+    messages = await collect("clean up", opts)
+    assert victim.read_text() == "keep me\n"
+    said = [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    assert said == ["settings not applied: env"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from protocol.methods import PermissionMode
+from server.frontends.streamjson_init import Initialized, merged, read_settings
 from server.frontends.streamjson_structured import schema_problem
 from server.frontends.streamjson_surface import FLAGS, PARSED_ELSEWHERE, dest
 from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
@@ -58,6 +59,11 @@ def warnings(args: argparse.Namespace, dropped: list[str]) -> list[str]:
         for flag, item in FLAGS.items()
         if flag not in PARSED_ELSEWHERE and item.status == "refused" and getattr(args, dest(flag))
     ]
+    try:
+        settings = settings_of(args)
+    except ValueError:
+        settings = None  # `flags` says why and the run ends
+    notes += settings.notes if settings else []
     unknown = [a for a in dropped if a.startswith("-")]
     if unknown:
         notes.append(f"agentls does not know {', '.join(unknown)}: ignored")
@@ -86,6 +92,9 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         section = {**(out.get("tools") or {})}
         section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
         out["tools"] = section
+    settings = settings_of(args)
+    if settings is not None:
+        out = merged(out, settings.flags)
     schemas = getattr(args, dest("--json-schema"), None)
     if schemas:
         try:
@@ -102,6 +111,22 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
             out["systemPrompt"] = (cwd / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"--system-prompt-file {path}: {exc}") from exc
+    return out
+
+
+def settings_of(args: argparse.Namespace) -> Initialized | None:
+    """`--settings` (JSON text or a file holding it) as the config it adds and the notes."""
+    values = getattr(args, dest("--settings"), None)
+    if not values:
+        return None
+    text = values[-1]
+    if not text.lstrip().startswith("{"):
+        try:
+            text = Path(text).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--settings {values[-1]}: {exc}") from exc
+    out = Initialized()
+    read_settings(text, out)
     return out
 
 

@@ -108,12 +108,13 @@ def _mcp_servers(value: Any, out: Initialized) -> None:
         out.flags = merged(out.flags, {"mcpServers": value})
 
 
-def _settings(value: Any, out: Initialized) -> None:
+def read_settings(value: Any, out: Initialized) -> None:
+    """Claude Code settings (`--settings`, `settings` in initialize): the permission rules."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            out.notes.append("the initialize settings are not JSON: not applied")
+            out.notes.append("the settings are not JSON: not applied")
             return
     if not isinstance(value, dict):
         return
@@ -158,5 +159,5 @@ APPLY: dict[str, Callable[[Any, Initialized], None]] = {
     "appendSystemPrompt": _append,
     "disallowedTools": _disallowed,
     "mcpServers": _mcp_servers,
-    "settings": _settings,
+    "settings": read_settings,
 }

@@ -135,7 +135,9 @@ FLAGS: dict[str, Item] = {
     "--tools": H("the built-in tools offered"),
     "--allowedTools": H("allow rules (Claude Code rule syntax)"),
     "--disallowedTools": H("tools removed; rules with a specifier deny"),
-    "--settings": R("--settings is not read: permissions, env and hooks in it are not applied"),
+    "--settings": H(
+        "permissions.allow / deny / ask are applied; other keys are named in a warning"
+    ),
     "--setting-sources": R("--setting-sources is not read: agentls reads its own config files"),
     "--managed-settings": R("managed settings are not supported"),
     "--managed-settings-in-initialize": R("managed settings are not supported", value=False),
