@@ -76,6 +76,17 @@ class SocketOut:
     def close(self) -> None:
         self._writer.close()
 
+    async def linger(self, reader: asyncio.StreamReader, *, limit: int, seconds: float) -> None:
+        """Half-close after an answer, and read (and drop) what the peer still sends, up to
+        `limit` bytes or `seconds`: closing with its bytes unread would reset the connection,
+        and the peer could lose the answer."""
+        with contextlib.suppress(Exception):
+            await self._writer.drain()
+            self._writer.write_eof()
+            async with asyncio.timeout(seconds):
+                while limit > 0 and (chunk := await reader.read(65536)):
+                    limit -= len(chunk)
+
 
 class WebSocketOut:
     """One JSON-RPC message per text frame, sent in order."""
@@ -250,6 +261,10 @@ class Resident:
                 return
             if budget is not None and budget.over:
                 send(error_reply(None, errors.UNAUTHORIZED, TOO_BIG))
+                if isinstance(writer, CoalescingWriter):
+                    writer.flush()
+                if isinstance(out, SocketOut) and reader is not None:
+                    await out.linger(reader, limit=16 * PRE_AUTH_BYTES, seconds=PRE_AUTH_S / 5)
                 return
             if first is None:
                 return
@@ -257,7 +272,8 @@ class Resident:
             if isinstance(attached, dict):
                 send(attached)
                 return
-            params, pending = attached
+            params, pending, principal = attached
+            owner = principal.owner
             if budget is not None:
                 budget.lift()
             held = redact.hold(params.env or {})
@@ -277,7 +293,9 @@ class Resident:
             if pending is None:
                 send(_result(first, AttachResult(version=__version__, pid=os.getpid())))
             with contextlib.suppress(SystemExit):  # `exit` ends this connection only
-                gated = self._gated(_chained([pending] if pending else [], frames), send)
+                gated = self._gated(
+                    _chained([pending] if pending else [], frames), send, owner=owner
+                )
                 await server.serve_frames(gated)
         except Exception:
             log.exception("a connection failed")
@@ -292,9 +310,9 @@ class Resident:
 
     def _attach(
         self, first: Any, needs_token: bool, principal: Principal | None
-    ) -> dict[str, Any] | tuple[AttachParams, Any]:
+    ) -> dict[str, Any] | tuple[AttachParams, Any, Principal]:
         """(what the connection attached with, as its sessions get it; the first frame when it
-        was not an attach) or the error answer that ends the connection."""
+        was not an attach; who it is) or the error answer that ends the connection."""
         principal = principal or (None if needs_token else self.policy.principals.owner)
         msg_id = first.get("id") if isinstance(first, dict) else None
         if not (isinstance(first, dict) and first.get("method") == ATTACH and "id" in first):
@@ -316,18 +334,20 @@ class Resident:
                 return error_reply(msg_id, errors.UNAUTHORIZED, "wrong or missing token")
             pending = None
         try:
-            return self.policy.settle(principal, params), pending
+            return self.policy.settle(principal, params), pending, principal
         except Refused as exc:
             log.warning("refused a connection of %s: %s", principal.name, exc)
             return error_reply(msg_id, errors.UNAUTHORIZED, f"connection refused: {exc}")
 
-    def _gated(self, frames: AsyncIterator[Any], send: Callable[[dict], None]) -> AsyncIterator:
+    def _gated(
+        self, frames: AsyncIterator[Any], send: Callable[[dict], None], *, owner: bool
+    ) -> AsyncIterator:
         """`frames` without the session requests that would go below the owner's floor (each
         answered with why)."""
 
         async def gated() -> AsyncIterator[Any]:
             async for frame in frames:
-                reason = gate(frame, self.policy.floor)
+                reason = gate(frame, self.policy.floor, owner=owner)
                 if reason is None:
                     yield frame
                 elif "id" in frame:

@@ -228,12 +228,17 @@ def network_within(network: Any, floor: Any) -> bool:
     return isinstance(network, list) and isinstance(floor, list) and set(network) <= set(floor)
 
 
-def gate(frame: Any, floor: Floor) -> str | None:
+def gate(frame: Any, floor: Floor, *, owner: bool) -> str | None:
     """Why a session request may not run on this connection (it would go below the owner's
-    floor), or None."""
+    floor, or trust a folder for another principal), or None."""
     if not isinstance(frame, dict) or not isinstance(frame.get("params"), dict):
         return None
     method, params = frame.get("method"), frame["params"]
+    if method == "session/new" and params.get("workspaceTrusted") and not owner:
+        return (
+            "workspaceTrusted from a connection of another principal: only the server's owner "
+            "trusts folders (trustedProjects in the owner's user config)"
+        )
     if method == "session/new":
         sandbox = params.get("sandbox")
         if isinstance(sandbox, str) and SANDBOX_RANK.get(sandbox, 0) < SANDBOX_RANK.get(
