@@ -168,7 +168,10 @@ def multi_step(home: Path, reads: int) -> tuple[float, float]:
         (workspace / f"f{i}.txt").write_text(f"line {i}\n" * 20)
     answer = "All the files hold numbered lines. " * 10
     with FakeModelServer() as fake:
-        steps = [Reply(tool_calls=[FakeToolCall("read_file", {"path": f"f{i}.txt"})]) for i in range(reads)]
+        steps = [
+            Reply(tool_calls=[FakeToolCall("read_file", {"path": f"f{i}.txt"})])
+            for i in range(reads)
+        ]
         fake.script(*steps, Reply(text=answer))
         argv = ["-p", "read every file", "--provider", "anthropic", "--model", "claude-sonnet-4-6"]
         subprocess.run(
@@ -183,6 +186,48 @@ def multi_step(home: Path, reads: int) -> tuple[float, float]:
     (traced,) = conn.execute("SELECT sum(length(data)) FROM trace").fetchone()
     conn.close()
     return traced / (reads + 1), db_bytes(db) / len(answer)
+
+
+def rewrites(home: Path, size: int, times: int) -> float:
+    """A real `agentls -p` turn that rewrites one `size`-byte file `times` times (different
+    text each time) with write_file, on the scripted model: bytes the data dir (database and
+    checkpoints) grew by, per byte the turn wrote."""
+    import random
+    import subprocess
+    import sys
+
+    from bench.lsp import bench_env
+
+    workspace = home / "rewrites"
+    workspace.mkdir()
+    alphabet = "abcdefghijklmnopqrstuvwxyz \n"
+    replies: list[dict] = []
+    for n in range(times):
+        text = "".join(random.Random(n).choices(alphabet, k=size))
+        call = {"name": "write_file", "arguments": {"path": "big.txt", "content": text}}
+        replies.append({"toolCalls": [call]})
+    script = home / "rewrites.json"
+    script.write_text(json.dumps([*replies, {"text": "done"}]))
+    data = home / "rewrites-data"
+    env = bench_env(home, AGENTLS_PROVIDER="scripted", AGENTLS_SCRIPT=str(script))
+    env.update(AGENTLS_HOME=str(data), AGENTLS_SANDBOX="off")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "-p",
+            "rewrite it",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    stored = sum(p.stat().st_size for p in data.rglob("*") if p.is_file() and p.suffix != ".log")
+    return stored / (size * times)
 
 
 def paced_answer(home: Path, chunks: int) -> float:
@@ -223,6 +268,7 @@ def run(size: str = "full") -> dict[str, float]:
         short_turn = anyio.run(long_turn, home, short_steps)
         long_turn_ms = anyio.run(long_turn, home, long_steps)
         paced = paced_answer(home, 300 if size == "tiny" else 3000)
+        stored_per_written = rewrites(home, 2 * 1024 * 1024, 2 if size == "tiny" else 8)
     return {
         "events_per_s_store_off": total / off,
         "events_per_s_store_on": total / on,
@@ -234,6 +280,7 @@ def run(size: str = "full") -> dict[str, float]:
         f"ms_per_step_{short_steps}_step_turn": short_turn,
         f"ms_per_step_{long_steps}_step_turn": long_turn_ms,
         "writer_us_per_batch_paced_answer": paced,
+        "bytes_stored_per_byte_written_2mb_x8": stored_per_written,
     }
 
 
