@@ -91,3 +91,20 @@ def test_auth_status_json(tmp_path):
         assert proc.returncode == 0
         status = json.loads(proc.stdout)
         assert status["loggedIn"] is False and status["apiProvider"] == "agentls"
+
+
+async def test_max_budget_stops_the_turn_and_the_next(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("list_dir", {})]),
+        Reply(text="never"),
+        Reply(text="never either"),
+    )
+    opts = options(tmp_path, workspace, fake_llm, max_budget_usd=0.0000001, model="gpt-5")
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("work")
+        first = [m async for m in client.receive_response()]
+        await client.query("more")
+        second = [m async for m in client.receive_response()]
+    for result in (first[-1], second[-1]):
+        assert (result.subtype, result.is_error) == ("error_max_budget_usd", True)
+    assert len(fake_llm.requests) == 1 and first[-1].total_cost_usd > 0

@@ -29,11 +29,13 @@ from protocol.methods import (
     AskQuestionResult,
     NewSessionParams,
     PromptParams,
+    PromptResult,
     RequestPermissionParams,
     RequestPermissionResult,
     RewindParams,
     SessionUpdateParams,
 )
+from protocol.updates import Usage
 from server.agent.profiles import Profile
 from server.engines.base import SessionOffer
 from server.frontends.stdio import Chunks, StdinChunks, read_lines
@@ -135,6 +137,9 @@ class StreamJsonDoor:
         self.opened = False
         self.failed = False
         self.waiting = 0
+        self.budget: float | None = None
+        """`--max-budget-usd`: the cost (list prices) at which turns stop."""
+        self.over_budget = False
         self.schema: dict[str, Any] | None = None
         """The JSON schema final answers must satisfy (structured output), if any."""
         """User messages queued for turns of their own, not yet taken."""
@@ -182,6 +187,12 @@ class StreamJsonDoor:
             return
         for frame in self.frames.on_update(params.update):
             self.write(frame)
+        if self.budget is not None and not self.over_budget and self.spent() >= self.budget:
+            self.over_budget = True  # Claude Code's maxBudgetUsd: the turn stops here
+            self.service.cancel(self.session_id)
+
+    def spent(self) -> float:
+        return self.usage.cost_usd()
 
     async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
         call = params.tool_call
@@ -366,6 +377,8 @@ class StreamJsonDoor:
         return True
 
     async def open_session(self) -> None:
+        budget = self.service.flags.get("maxBudgetUsd")
+        self.budget = float(budget) if isinstance(budget, int | float) else None
         schema = self.service.flags.get("structuredOutput")
         if isinstance(schema, dict):
             self.schema = schema
@@ -665,18 +678,25 @@ class StreamJsonDoor:
         self.state("running")
         value, problem = None, None
         try:
-            outcome = await self.service.prompt(
-                PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
-            )
+            if self.over_budget:  # spent already: no model call
+                outcome = PromptResult(
+                    turn_id="", terminal="aborted", stop_reason="cancelled", usage=Usage()
+                )
+            else:
+                outcome = await self.service.prompt(
+                    PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
+                )
             if self.schema is not None:
                 outcome, value, problem = await self.structured(outcome, self.schema)
         finally:
             self.running = False
-        if echo:
+        if echo and outcome.turn_id:
             self.checkpoints[echo["uuid"]] = outcome.turn_id
         result = self.frames.result(outcome, int((time.monotonic() - started) * 1000))
         if self.schema is not None and result["subtype"] == "success":
             result = with_structured(result, value, problem)
+        if self.over_budget:
+            result = budget_spent(result, self.budget or 0.0)
         self.frames = None
         self.last_result = result
         self.write(result)
@@ -717,6 +737,18 @@ class StreamJsonDoor:
                 print(f"agentls: {result['subtype']}: {text}", file=self.stderr, flush=True)
         self.stdout.flush()
         return 1 if result["is_error"] else 0
+
+
+def budget_spent(result: dict[str, Any], budget: float) -> dict[str, Any]:
+    stopped = {k: v for k, v in result.items() if k != "result"}
+    why = f"the cost reached the budget of ${budget:g} (--max-budget-usd)"
+    return {
+        **stopped,
+        "subtype": "error_max_budget_usd",
+        "is_error": True,
+        "terminal_reason": "budget_exhausted",
+        "errors": [why],
+    }
 
 
 def with_structured(result: dict[str, Any], value: Any, problem: str | None) -> dict[str, Any]:

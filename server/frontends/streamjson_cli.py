@@ -92,6 +92,12 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         section = {**(out.get("tools") or {})}
         section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
         out["tools"] = section
+    budgets = getattr(args, dest("--max-budget-usd"), None)
+    if budgets:
+        try:
+            out["maxBudgetUsd"] = float(budgets[-1])
+        except ValueError:
+            raise ValueError(f"--max-budget-usd takes a number, not {budgets[-1]!r}") from None
     settings = settings_of(args)
     if settings is not None:
         out = merged(out, settings.flags)

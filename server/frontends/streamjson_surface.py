@@ -152,7 +152,10 @@ FLAGS: dict[str, Item] = {
     "--max-thinking-tokens": R("--max-thinking-tokens is not supported: use --thinking-budget"),
     "--thinking-display": R("--thinking-display is not supported"),
     "--fallback-model": R("--fallback-model is not supported: a failing model fails the turn"),
-    "--max-budget-usd": R("--max-budget-usd is not supported: no budget is enforced"),
+    "--max-budget-usd": H(
+        "the turn stops once the cost at list prices reaches it: error_max_budget_usd; later "
+        "turns make no model call"
+    ),
     "--task-budget": R("--task-budget is not supported"),
     "--json-schema": H("as jsonSchema in initialize"),
     "--plugin-dir": R("plugins are not supported: none are loaded"),
