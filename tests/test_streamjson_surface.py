@@ -13,7 +13,7 @@ import claude_agent_sdk._internal.query as py_query
 import claude_agent_sdk._internal.transport.subprocess_cli as py_cli
 
 from server.frontends.streamjson_init import APPLIED, APPLY, read_initialize
-from server.frontends.streamjson_surface import FLAGS, INITIALIZE
+from server.frontends.streamjson_surface import CONTROL, FLAGS, INITIALIZE
 from tests.node_clients import NODE_MODULES, require_clients
 
 TS_SDK = NODE_MODULES / "@anthropic-ai" / "claude-agent-sdk"
@@ -72,5 +72,18 @@ def test_every_honoured_field_is_applied_and_every_refused_one_told():
 
 def test_the_docs_list_every_field_and_flag_with_its_status():
     text = (Path(__file__).parents[1] / "docs" / "stream-json.md").read_text()
-    for name, item in [*INITIALIZE.items(), *FLAGS.items()]:
+    for name, item in [*INITIALIZE.items(), *FLAGS.items(), *CONTROL.items()]:
         assert re.search(rf"\| `{re.escape(name)}` \| {item.status} \|", text), name
+
+
+def test_every_control_request_an_sdk_defines_is_decided():
+    require_clients()
+    types = (TS_SDK / "sdk.d.ts").read_text()
+    union = re.search(r"declare type SDKControlRequestInner = ([^;]+);", types)
+    assert union, "SDKControlRequestInner not found in sdk.d.ts"
+    subtypes = set()
+    for name in re.findall(r"\w+", union.group(1)):
+        body = re.search(rf"declare type {name} = \{{\s*subtype: '(\w+)'", types)
+        assert body, name
+        subtypes.add(body.group(1))
+    assert subtypes ^ set(CONTROL) == set(), "decide these in streamjson_surface.CONTROL"

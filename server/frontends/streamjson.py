@@ -70,6 +70,7 @@ from server.frontends.streamjson_structured import (
     instruction,
     retry_prompt,
 )
+from server.frontends.streamjson_surface import CONTROL
 from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError
@@ -552,7 +553,11 @@ class StreamJsonDoor:
         except ServiceError as exc:
             return control_error(request_id, str(exc))
         if body is None:
-            unsupported = f"Unsupported control request subtype: {subtype}"
+            item = CONTROL.get(subtype)
+            refused = item.note if item and item.status == "refused" else ""
+            unsupported = f"Unsupported control request subtype: {subtype}" + (
+                f" ({refused})" if refused else ""
+            )
             return control_error(request_id, unsupported, code="unsupported_request")
         return control_success(request_id, body)
 

@@ -175,6 +175,52 @@ FLAGS: dict[str, Item] = {
     "--no-optional-locks": I("a git option the SDK passes to git", value=False),
 }
 
+CONTROL: dict[str, Item] = {
+    "initialize": H("answered; its fields as in the table above"),
+    "interrupt": H("cancels the running turn, whose result says so"),
+    "set_permission_mode": H("takes effect at the next call; auto is refused"),
+    "set_model": H("takes effect at the next model call"),
+    "mcp_status": H("the session's MCP servers, their tools and errors"),
+    "rewind_files": H("file checkpoints (see rewind_files above)"),
+    "can_use_tool": I("agentls sends it (--permission-prompt-tool stdio)"),
+    "hook_callback": I("agentls sends it (SDK hooks)"),
+    "mcp_message": I("agentls sends it (SDK MCP servers)"),
+    "elicitation": I("a request to the host; agentls sends none"),
+    "request_user_dialog": I("a request to the host; agentls sends none"),
+    "set_max_thinking_tokens": R("set_max_thinking_tokens is not supported: use --think"),
+    "rename_session": R("session titles are not supported"),
+    "set_color": R("session colours are not supported"),
+    "get_context_usage": R("get_context_usage is not supported"),
+    "get_session_cost": R("get_session_cost is not supported: each result carries total_cost_usd"),
+    "list_models": R("list_models is not supported: the initialize answer lists the models"),
+    "get_usage": R("get_usage is not supported: each result carries its usage"),
+    "get_binary_version": R("get_binary_version is not supported"),
+    "mcp_call": R("mcp_call is not supported"),
+    "file_suggestions": R("file_suggestions is not supported"),
+    "cancel_async_message": R("cancel_async_message is not supported"),
+    "read_file": R("read_file is not supported"),
+    "seed_read_state": R("seed_read_state is not supported"),
+    "mcp_set_servers": R("mcp_set_servers is not supported: MCP servers are set at launch"),
+    "register_repo_root": R("register_repo_root is not supported"),
+    "reload_plugins": R("plugins are not supported"),
+    "reload_skills": R("reload_skills is not supported: skills are read when the session opens"),
+    "reload_output_styles": R("output styles are not supported"),
+    "mcp_reconnect": R("mcp_reconnect is not supported: a failed server restarts at its next call"),
+    "mcp_toggle": R("mcp_toggle is not supported"),
+    "set_has_subscribers": R("set_has_subscribers is not supported"),
+    "stop_task": R("stop_task is not supported: an interrupt stops the turn's background work"),
+    "background_tasks": R("background_tasks is not supported"),
+    "get_task_output": R("get_task_output is not supported"),
+    "apply_flag_settings": R("apply_flag_settings is not supported"),
+    "get_settings": R("get_settings is not supported"),
+    "get_hooks_listing": R("get_hooks_listing is not supported"),
+    "update_settings": R("update_settings is not supported"),
+    "list_permission_rules": R("list_permission_rules is not supported"),
+    "mcp_read_resource": R("mcp_read_resource is not supported"),
+}
+"""Control requests (`SDKControlRequestInner`): what agentls answers, sends, or refuses with
+an error that names the reason."""
+
 PARSED_ELSEWHERE = frozenset(
     {
         "--output-format", "--input-format", "--verbose", "--include-partial-messages",
