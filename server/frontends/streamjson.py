@@ -571,7 +571,12 @@ class StreamJsonDoor:
             offer = self.service.offer(self.session_id)
             info = self.service.describe(self.service.get(self.session_id))
             models = [
-                {"value": m.model_id, "displayName": m.name, "description": m.provider}
+                {
+                    "value": m.model_id,
+                    "displayName": m.name,
+                    "description": m.provider,
+                    "supportsAutoMode": False,  # permission mode auto is not available
+                }
                 for m in info.models.available_models
             ]
             return {
