@@ -248,7 +248,14 @@ print(data.decode())
 """
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def bwrap_runs() -> bool:
+    if shutil.which("bwrap") is None:
+        return False
+    probe = ["bwrap", "--ro-bind", "/", "/", "--unshare-user", "true"]
+    return subprocess.run(probe, capture_output=True, timeout=WAIT_S).returncode == 0
+
+
+@pytest.mark.skipif(not bwrap_runs(), reason="needs bubblewrap with user namespaces")
 async def test_a_unix_peer_in_another_namespace_is_refused(tmp_path: Path, run_dir: Path) -> None:
     env = owner_env(tmp_path, {"server": {"allowEngineCommand": True}})
     sandbox = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
