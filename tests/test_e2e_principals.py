@@ -357,3 +357,38 @@ async def test_another_principal_cannot_add_allow_rules_or_trust_a_folder(tmp_pa
         assert "result" in await attach(raw, token=OWNER_TOKEN, argv=["--trust"])
         raw.writer.close()
     assert answer["error"]["code"] == -32602 and "trust" in answer["error"]["message"], answer
+
+
+async def test_an_attached_print_run_cannot_raise_the_permission_mode(tmp_path: Path) -> None:
+    owner_token = write_token(tmp_path / "owner.token", OWNER_TOKEN)
+    env = owner_env(tmp_path)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    raise_mode = {"subtype": "set_permission_mode", "mode": "bypassPermissions"}
+    lines = [
+        {"type": "control_request", "request_id": "up", "request": raise_mode},
+        {
+            "type": "control_request",
+            "request_id": "plan",
+            "request": {**raise_mode, "mode": "plan"},
+        },
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    async with listening(env, "tcp://127.0.0.1:0", "--token-file", str(owner_token)) as (
+        address,
+        _,
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "server.cli", "-p", "--input-format", "stream-json",
+             "--output-format", "stream-json", "--verbose", "--connect", address,
+             "--token-file", str(owner_token)],
+            input=stdin, cwd=workspace, env=env, capture_output=True, timeout=WAIT_S,
+        )  # fmt: skip
+    answers = {
+        frame["response"]["request_id"]: frame["response"]
+        for frame in map(json.loads, run.stdout.decode().splitlines())
+        if frame.get("type") == "control_response"
+    }
+    assert answers["up"]["subtype"] == "error", (answers, run.stderr)
+    assert "owner" in answers["up"]["error"]
+    assert answers["plan"]["subtype"] == "success"
