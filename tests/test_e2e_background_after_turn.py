@@ -4,13 +4,10 @@ model calls are in the trace, and `agentls replay` re-runs the turn that started
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
 from typing import Any
-
-import pytest
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import AgentClient, server_env, start
@@ -36,7 +33,6 @@ def card_statuses(updates: list[dict[str, Any]], call_id: str) -> list[str]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="a background subagent's work after its turn is dropped")
 async def test_a_background_subagents_work_after_its_turn_is_shown_stored_and_replayable(
     tmp_path, workspace, fake_llm
 ):
@@ -84,7 +80,6 @@ async def test_a_background_subagents_work_after_its_turn_is_shown_stored_and_re
     try:
         await again.initialize(CAPS)
         await again.call("session/load", {"sessionId": session_id})
-        await asyncio.sleep(0)
         reloaded = list(again.updates)
     finally:
         await again.close()
@@ -98,7 +93,9 @@ async def test_a_background_subagents_work_after_its_turn_is_shown_stored_and_re
     asked = [
         r for r in rows if r.get("kind") == "provider_request" and r["turnId"] == first["turnId"]
     ]
-    assert [bool(r["data"].get("subagent")) for r in asked] == [False, True, False, True, True]
+    whose = [(r["data"].get("subagent") or {}).get("id") for r in asked]
+    # the turn's own two calls and its subagent's three, in whatever order they ran
+    assert (whose.count(None), whose.count("call_bg"), len(whose)) == (2, 3, 5), whose
 
     replayed = agentls(tmp_path, "replay", first["turnId"], "--verify", "--json")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr

@@ -87,7 +87,11 @@ class Recorder:
             **prompt_trace(params),
             "state": state,
             "historyLength": length,
-            "capabilities": {"questions": caps.questions, "permissions": caps.permissions},
+            "capabilities": {
+                "questions": caps.questions,
+                "permissions": caps.permissions,
+                "reportTurns": caps.report_turns,
+            },
         }
         text = prompt_text(params, session.cwd)
         self.store.begin_turn(session.id, turn.id, text, trace, seq=seq, origin=origin)

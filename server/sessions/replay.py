@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from protocol.methods import (
     AskQuestionParams,
     AskQuestionResult,
@@ -34,8 +36,9 @@ from server.policy.confined import Escaped, parts_beneath, unlink_beneath, write
 from server.providers.messages import ToolCallReady
 from server.providers.replay import RecordedCall, ReplayProvider
 from server.sessions.effects import REPLAY_FLAGS, Effects, outcomes, stand_in
-from server.sessions.model import ClientCapabilities
+from server.sessions.model import ClientCapabilities, Session
 from server.sessions.recording import recording_factory
+from server.sessions.reports import ReportTurns
 from server.sessions.service import SessionService
 from server.sessions.store import Store
 from server.sessions.traces import SessionTrace, TraceError, TurnTrace
@@ -60,7 +63,9 @@ class ReplayChannel:
     def __init__(self, turn: TurnTrace):
         caps = turn.prompt.get("capabilities") or {}
         self.capabilities = ClientCapabilities(
-            questions=bool(caps.get("questions")), permissions=bool(caps.get("permissions"))
+            questions=bool(caps.get("questions")),
+            permissions=bool(caps.get("permissions")),
+            report_turns=bool(caps.get("reportTurns")),
         )
         self.updates: list[dict[str, Any]] = []
         self._permissions = dict(turn.permissions)
@@ -183,6 +188,7 @@ async def run_turn(
     )
     channel = ReplayChannel(turn)
     service = SessionService({"native": engine}, channel, flags=REPLAY_FLAGS, store=store)
+    service.reports = NoReportTurns(service)
     effects = Effects(outcomes(turn.updates), use_recorded=recorded_effects)
     state = dict(turn.prompt.get("state") or trace.session.get("state") or {})
     history = trace.messages[: int(turn.prompt.get("historyLength", 0))]
@@ -199,10 +205,31 @@ async def run_turn(
         if turn.prompt.get("options"):
             params["options"] = turn.prompt["options"]
         result = await service.prompt(PromptParams.model_validate(params))
+        await outlived(session)
     finally:
         await service.close_all()
     updates = rewrite(channel.updates, str(scratch), original)
     return ReplayRun(updates, result, provider.remaining, effects.used, session_id)
+
+
+class NoReportTurns(ReportTurns):
+    """A replay re-runs one turn: background subagents that outlived it (the recording's
+    client showed turns it did not prompt) run to their end, but report in no turn of their
+    own; the turn's recording holds no such turn."""
+
+    def wake(self, session_id: str) -> None:
+        pass
+
+
+OUTLIVED_WAIT_S = 600.0
+
+
+async def outlived(session: Session) -> None:
+    """Wait for the background subagents still running after the replayed turn ended."""
+    background = session.engine.offers(session.handle).background
+    with anyio.move_on_after(OUTLIVED_WAIT_S):
+        for task in list(background.tasks.values()) if background else []:
+            await task.done.wait()
 
 
 def asking_subagent() -> str | None:

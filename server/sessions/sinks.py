@@ -35,8 +35,9 @@ class SinkOwner(Protocol):
 
     def _send(self, session: Session, turn: Turn, update: SessionUpdateKind) -> None: ...
 
-    def _trace(self, session: Session, turn: Turn, kind: str, request: Any, result: Any) -> None:
-        ...
+    def _trace(
+        self, session: Session, turn: Turn, kind: str, request: Any, result: Any
+    ) -> None: ...
 
 
 class TurnSinkImpl:
@@ -117,18 +118,21 @@ class TurnSinkImpl:
 
 class AfterTurnSink(TurnSinkImpl):
     """Where work reports after the turn that started it ended: its updates join whichever turn
-    of the session runs (and are dropped while none does); the user is still asked, under the
-    running turn or else the one that started the work. Quiet once the session is closed."""
+    of the session runs, and while none does they go out (and are stored) under the turn that
+    started the work, so its cards finish; the user is still asked, under the running turn or
+    else the one that started the work. Quiet once the session is closed."""
 
     def _open(self) -> bool:
         return self._service.sessions.get(self.session_id) is self._session
 
     def _live(self) -> Turn | None:
+        if not self._open():
+            return None
         turn = self._session.turn
-        return turn if self._open() and turn is not None and turn.live else None
+        return turn if turn is not None and turn.live else self._turn
 
     def _asking(self) -> str | None:
         if not self._open():
             return None
-        turn = self._live()
-        return turn.id if turn is not None else self.turn_id
+        turn = self._session.turn
+        return turn.id if turn is not None and turn.live else self.turn_id

@@ -8,8 +8,9 @@ has doubled since the last write (rewriting it with each batch made a long answe
 with its square); the trace holds every chunk, so a turn its server never finished gets its
 entry back whole from there (`op_abort`). A `stream_retry` removes what the failed model call
 streamed (its text, thoughts and tool calls, and those calls' failures), as
-clients discard it; the prompt, steers and reports before it stay. Writes for a turn that has
-ended are dropped.
+clients discard it; the prompt, steers and reports before it stay. An ended turn takes no more
+text or snapshots; it still takes updates and trace rows, which come from work that outlives
+it (a background subagent's cards and model calls, filed under the turn that started it).
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class Writer:
 
     def op_update(self, sid: str, tid: str, seq: int, ts: float, update: Any) -> None:
         kind = update.get("kind", "") if isinstance(update, dict) else update.kind
-        if tid in self.ended and kind != "turn_end":  # the turn row closes before its turn_end
+        if tid in self.ended and kind in RUN_KINDS:  # nothing streams text into an ended turn
             return
         if kind in RUN_KINDS and isinstance(update, dict):
             self._trace_chunk(tid, seq, ts, update)
@@ -210,8 +211,7 @@ class Writer:
         self._journal(sid, tid, ts, kind, update, seq)
 
     def op_trace(self, sid: str, tid: str, seq: int | None, ts: float, kind: str, data: Any):
-        if tid not in self.ended:
-            self._trace(tid, seq, ts, kind, dumps(data))
+        self._trace(tid, seq, ts, kind, dumps(data))
 
     def _trace(self, tid: str, seq: int | None, ts: float, kind: str, data: str) -> None:
         key = self._key(tid)
@@ -368,7 +368,7 @@ class Writer:
         )
         row = cursor.lastrowid
         assert row is not None
-        if entry.get("kind") in ATTEMPT_KINDS:
+        if entry.get("kind") in ATTEMPT_KINDS and tid not in self.ended:
             self.marks.setdefault(tid, row)
         if not open_run:
             self._index(row, entry)
