@@ -7,12 +7,13 @@ import json
 import subprocess
 import sys
 
+import pytest
 from claude_agent_sdk import ClaudeSDKClient, PermissionResultAllow, ResultMessage
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.agent_client import server_env
 from tests.test_streamjson_flags import run, user
-from tests.test_streamjson_sdk import options
+from tests.test_streamjson_sdk import collect, options
 
 
 async def test_dont_ask_refuses_what_is_not_pre_approved(tmp_path, workspace, fake_llm):
@@ -108,3 +109,13 @@ async def test_max_budget_stops_the_turn_and_the_next(tmp_path, workspace, fake_
     for result in (first[-1], second[-1]):
         assert (result.subtype, result.is_error) == ("error_max_budget_usd", True)
     assert len(fake_llm.requests) == 1 and first[-1].total_cost_usd > 0
+
+
+async def test_fork_session_is_refused_before_the_original_changes(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="first"), Reply(text="never"))
+    first = await collect("hello", options(tmp_path, workspace, fake_llm))
+    session = first[-1].session_id
+    opts = options(tmp_path, workspace, fake_llm, resume=session, fork_session=True)
+    with pytest.raises(Exception, match="--fork-session is not supported"):
+        await collect("again", opts)
+    assert len(fake_llm.requests) == 1

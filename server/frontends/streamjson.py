@@ -389,6 +389,9 @@ class StreamJsonDoor:
                 "appendSystemPrompt": "\n\n".join(t for t in told if t),
             }
         resume = self.options.resume
+        forked = self.service.flags.get("forkSession")
+        if forked and (resume is not None or self.options.continue_session):
+            raise ServiceError(errors.INVALID_PARAMS, FORK_REFUSED)
         if resume is None and self.options.continue_session:
             recent = await self.service.list(str(self.options.cwd), None, 1)
             resume = recent.data[0].session_id if recent.data else None
@@ -801,6 +804,10 @@ def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:
     return blocks
 
 
+FORK_REFUSED = (
+    "--fork-session is not supported: agentls cannot copy a session, and resuming without it "
+    "would change the original"
+)
 SIGNAL_GRACE = 30.0
 """How long a signalled process waits for its cancelled turn's `result`."""
 

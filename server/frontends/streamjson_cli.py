@@ -92,6 +92,8 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         section = {**(out.get("tools") or {})}
         section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
         out["tools"] = section
+    if getattr(args, dest("--fork-session"), False):
+        out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)
     if budgets:
         try:
