@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 from protocol.methods import AttachParams
 from server.frontends.address import AddressError, read_token
 from server.redact import SECRET_NAME
+from server.sessions.ceiling import MODE_CEILING
 
 MIN_TOKEN_CHARS = 43
 """32 random bytes in base64url."""
@@ -158,6 +159,7 @@ def connection_env(principal: Principal, given: dict[str, str] | None, floor: Fl
         )
     env["AGENTLS_HOME"] = str(principal.home)
     env["XDG_CONFIG_HOME"] = str(floor.config_home)
+    env[MODE_CEILING] = floor.permission_mode
     return env
 
 

@@ -56,6 +56,7 @@ from server.policy.paths import CONTROL_NAMES
 from server.providers.messages import Usage as ProviderUsage
 from server.redact import redact
 from server.session_ids import invalid_session_id, valid_session_id
+from server.sessions.ceiling import above_ceiling
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder, prompt_text
@@ -125,6 +126,8 @@ class SessionService(StoredSessions):
         ):
             raise ServiceError(errors.INVALID_PARAMS, f"session {session_id} already exists")
         session_id = session_id or f"sess_{uuid.uuid4().hex[:16]}"
+        if params.mode and (reason := above_ceiling(params.mode, self.environ)):
+            raise ServiceError(errors.INVALID_PARAMS, reason)
         mode = params.mode or config.get("permissions", {}).get("mode", "default")
         spec = SessionSpec(
             session_id=session_id,
@@ -286,6 +289,8 @@ class SessionService(StoredSessions):
 
     def set_mode(self, session_id: str, mode: str) -> None:
         session = self.get(session_id)
+        if reason := above_ceiling(mode, self.environ):
+            raise ServiceError(errors.INVALID_PARAMS, reason)
         try:
             session.engine.set_mode(session.handle, mode)
         except EngineError as exc:
