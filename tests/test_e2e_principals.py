@@ -179,6 +179,14 @@ async def test_attach_cannot_pass_an_engine_command_unless_the_owner_allows_it(
             assert refused["error"]["code"] == -31005, refused
             assert "engine command" in refused["error"]["message"]
             assert await raw.closed()
+        stdio_flag = json.dumps({"mcpServers": {"s": {"command": "sh", "args": ["-c", "true"]}}})
+        raw = await unix_raw(address)
+        refused = await attach(raw, argv=["--mcp-config", stdio_flag], door="print")
+        assert "MCP" in refused["error"]["message"], refused
+        http = {"mcpServers": {"web": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}
+        raw = await unix_raw(address)
+        assert "result" in await attach(raw, argv=["--mcp-config", json.dumps(http)], door="print")
+        raw.writer.close()
         raw = await unix_raw(address)
         assert "result" in await attach(raw, env=env)
         await ready(raw)
