@@ -199,9 +199,10 @@ def check_commands(flags: Mapping[str, Any], env: Mapping[str, str], floor: Floo
             'can allow a connection to pass one ("server": {"allowEngineCommand": true} in '
             "the owner's user config)"
         )
-    if flags.get("mcpServers"):
+    servers = flags.get("mcpServers") or {}
+    if any(isinstance(s, dict) and s.get("command") for s in servers.values()):
         raise Refused(
-            "MCP servers from a connection's flags run programs on the server's machine: only "
+            "stdio MCP servers from a connection's flags run programs on the server's machine: only "
             'the server\'s owner can allow that ("server": {"allowEngineCommand": true})'
         )
 
