@@ -110,6 +110,10 @@ class PromptOptions(WireModel):
     """Use this model for this turn and the ones after it."""
     think: Literal["think", "hard", "ultra"] | bool | None = None
     thinking_budget: int | None = None
+    provider_options: dict[str, Any] | None = None
+    """Provider options for this turn only, laid out as `llm.providerOptions` (our names or the
+    API's, a section per provider id), over the configured ones and an active skill's; thinking
+    options still come last. A key the session's provider takes none of is named in a warning."""
 
 
 class PromptParams(WireModel):

@@ -83,6 +83,8 @@ class TurnInput:
     model: str | None = None
     think: str | bool | None = None
     thinking_budget: int | None = None
+    provider_options: dict[str, Any] | None = None
+    """This turn's provider options (`llm.providerOptions` layout), over the configured ones."""
     origin: Literal["user", "report"] = "user"
     """`report`: `text` is background subagents' reports, taken as the model's next message
     as it is (no slash commands, no image paths)."""

@@ -5,14 +5,11 @@ takes none of is named in a warning."""
 
 from __future__ import annotations
 
-import pytest
-
 from server.testing.fake_llm import Reply
 from tests.agent_client import new_session, prompt
 from tests.test_e2e_seed_options import log_text, serve
 
 
-@pytest.mark.xfail(strict=True, reason="per-prompt providerOptions are dropped")
 async def test_a_prompts_provider_options_apply_to_its_turn_only(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text="one"), Reply(text="two"))
     client = await serve(

@@ -203,6 +203,12 @@ export interface SandboxStatus {
    */
   configured: "workspace-write" | "read-only" | "off";
   /**
+   * Paths sandboxed commands cannot read (secrets, agentls's own data, config and runtime
+   * folders, `sandbox.denyRead`), as they are now on this server; a command that names one
+   * asks.
+   */
+  denyRead?: string[] | null;
+  /**
    * `bwrap` (Linux) or `sandbox-exec` (macOS); absent when there is none.
    */
   kind?: string | null;
@@ -215,9 +221,24 @@ export interface SandboxStatus {
    */
   network: boolean;
   /**
+   * With the network off, whether a command's first connection to a host asks the user
+   * (`sandbox.network: "ask"`).
+   */
+  networkAsk?: boolean | null;
+  /**
    * Why commands run without the sandbox that was asked for.
    */
   notice?: string | null;
+  /**
+   * Names in the workspace (and `.git` at any depth) that sandboxed commands can never
+   * write, whether or not they exist.
+   */
+  protected?: string[] | null;
+  /**
+   * Whether a sandboxed command can open a Unix socket (`blocked`: a seccomp filter
+   * refuses them, so no host socket is reachable); absent without a sandbox.
+   */
+  sockets?: ("blocked" | "open") | null;
 }
 /**
  * This interface was referenced by `AgentlsWireTypes`'s JSON-Schema
@@ -885,6 +906,14 @@ export interface PromptOptions {
    * Use this model for this turn and the ones after it.
    */
   model?: string | null;
+  /**
+   * Provider options for this turn only, laid out as `llm.providerOptions` (our names or the
+   * API's, a section per provider id), over the configured ones and an active skill's; thinking
+   * options still come last. A key the session's provider takes none of is named in a warning.
+   */
+  providerOptions?: {
+    [k: string]: unknown;
+  } | null;
   think?: ("think" | "hard" | "ultra") | boolean | null;
   thinkingBudget?: number | null;
 }

@@ -51,6 +51,8 @@ class AgentSession:
     view: ContextView = field(default_factory=ContextView)
     """What is sent instead of the full history once it has been compacted."""
     think: thinking.ThinkingRequest = field(default_factory=thinking.ThinkingRequest)
+    prompt_options: dict[str, Any] | None = None
+    """The running turn's provider options (`options.providerOptions` of its prompt)."""
     """The current turn's thinking request."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     usage: Usage = field(default_factory=Usage)
@@ -112,14 +114,17 @@ class AgentSession:
         return [ToolSpec(**t.spec()) for t in self.tools.values() if not plan or offered_in_plan(t)]
 
     def call_options(self, *, thinking_on: bool = True) -> dict[str, Any]:
-        """defaults(provider) <- infer(model) <- config providerOptions <- skills <- thinking."""
+        """defaults(provider) <- infer(model) <- config providerOptions <- skills <- the
+        prompt's providerOptions <- thinking."""
         wire = wire_of(self.settings.provider)
         provider = self.settings.provider
+        prompt = {"providerOptions": self.prompt_options} if self.prompt_options else {}
         merged = options.resolve(
             provider,
             self.model,
             options.configured(self.llm, provider, wire, PROVIDERS),
             self.tool_ctx.state.get(options.SKILL_STATE_KEY),
+            options.configured(prompt, provider, wire, PROVIDERS, named="options.providerOptions"),
         )
         if not thinking_on:
             return merged

@@ -118,11 +118,17 @@ TAKEN: dict[str, frozenset[str]] = {
 
 
 def configured(
-    llm: dict[str, Any], provider: str, wire: str, provider_ids: Collection[str]
+    llm: dict[str, Any],
+    provider: str,
+    wire: str,
+    provider_ids: Collection[str],
+    *,
+    named: str = "llm.providerOptions",
 ) -> dict[str, Any]:
     """The config's options for `provider`, in our names: `llm.providers.<id>.defaults`, then
     the flat keys of `llm.providerOptions`, then its `<id>` section (each API's own spelling is
-    accepted). Keys the provider's wire does not take are named in a warning, once."""
+    accepted). Keys the provider's wire does not take are named in a warning, once, as keys of
+    `named` (a prompt's options have this layout too)."""
     raw = llm.get("providerOptions") or {}
     flat = {k: v for k, v in raw.items() if not (k in provider_ids and isinstance(v, dict))}
     own = raw.get(provider) if isinstance(raw.get(provider), dict) else None
@@ -135,8 +141,9 @@ def configured(
         for key in sorted(set(merged) - taken):
             warn_once(
                 log,
-                (wire, key),
-                "llm.providerOptions: %r reaches no %s model and is ignored; %s takes: %s",
+                (named, wire, key),
+                "%s: %r reaches no %s model and is ignored; %s takes: %s",
+                named,
                 key,
                 provider,
                 wire,

@@ -86,6 +86,7 @@ def to_turn_input(turn_id: str, params: PromptParams, cwd: Path) -> TurnInput:
         model=options.model if options else None,
         think=options.think if options else None,
         thinking_budget=options.thinking_budget if options else None,
+        provider_options=options.provider_options if options else None,
     )
 
 

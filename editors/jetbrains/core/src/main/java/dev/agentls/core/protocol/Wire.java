@@ -86,7 +86,7 @@ public final class Wire {
     // -- turns ------------------------------------------------------------------------------
 
     /** {@code think}: "think" | "hard" | "ultra" | true | false. */
-    public record PromptOptions(String model, JsonPrimitive think, Integer thinkingBudget) {}
+    public record PromptOptions(String model, JsonPrimitive think, Integer thinkingBudget, JsonObject providerOptions) {}
 
     public record PromptParams(String sessionId, List<ContentBlock> prompt, PromptOptions options) {}
 
