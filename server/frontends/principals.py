@@ -202,8 +202,8 @@ def check_commands(flags: Mapping[str, Any], env: Mapping[str, str], floor: Floo
     servers = flags.get("mcpServers") or {}
     if any(isinstance(s, dict) and s.get("command") for s in servers.values()):
         raise Refused(
-            "stdio MCP servers from a connection's flags run programs on the server's machine: only "
-            'the server\'s owner can allow that ("server": {"allowEngineCommand": true})'
+            "stdio MCP servers from a connection's flags run programs on the server's machine: "
+            'only the server\'s owner can allow that ("server": {"allowEngineCommand": true})'
         )
 
 
