@@ -8,6 +8,7 @@ from claude_agent_sdk import ResultMessage
 
 from server.testing.fake_llm import Reply
 from tests.node_clients import require_clients
+from tests.test_streamjson_flags import run, user
 from tests.test_streamjson_sdk import collect, options
 from tests.test_ts_claude_sdk import messages, run_query
 
@@ -61,3 +62,15 @@ def test_the_typescript_sdks_output_format(tmp_path, workspace, fake_llm):
     )
     [result] = messages(events, "result")
     assert result["structured_output"] == {"answer": 7}
+
+
+def test_json_schema_sent_in_initialize(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text='{"answer": 3}'))
+    initialize = {"subtype": "initialize", "jsonSchema": SCHEMA}
+    lines = [
+        {"type": "control_request", "request_id": "i1", "request": initialize},
+        user("three"),
+    ]
+    frames, _ = run(tmp_path, workspace, fake_llm, lines=lines)
+    assert not [f for f in frames if f.get("subtype") == "informational"]
+    assert frames[-1]["structured_output"] == {"answer": 3}

@@ -7,6 +7,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from protocol.methods import SubagentInfo, SubagentsListResult
 from server.config import local_model_file
@@ -22,7 +23,7 @@ from server.skills import (
     user_home,
     wire_warnings,
 )
-from server.tools.names import canonical_name
+from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ SUMMARY_LIMIT = 1800
 EXPLORER_TOOLS = (
     "read_file", "list_dir", "glob", "grep", "search_sessions", "web_fetch", "web_search",
 )  # fmt: skip
+ALL_TOOL_NAMES = (*CLAUDE_CODE_NAMES, "list_dir", "search_sessions", "kill_task")
+"""What "every tool but ..." starts from for a client's agent (its MCP tools are left out)."""
 DESIGN_TOOLS = (
     "read_file", "write_file", "edit_file", "edit_file_hashed", "list_dir", "glob", "grep",
     "web_fetch", "web_search",
@@ -155,16 +158,19 @@ def discover_profiles(cwd: Path, home: Path) -> tuple[list[Profile], list[SkillW
 
 
 class ProfileRegistry:
-    """The subagent profiles a workspace sees: built-in ones, then user and project files."""
+    """The subagent profiles a workspace sees: built-in ones, then user and project files,
+    then those the client defined (`extra`)."""
 
-    def __init__(self, cwd: Path, *, home: Path):
-        self.cwd, self.home = cwd, home
+    def __init__(self, cwd: Path, *, home: Path, extra: tuple[Profile, ...] = ()):
+        self.cwd, self.home, self.extra = cwd, home, extra
         self.profiles: list[Profile] = []
         self.warnings: list[SkillWarning] = []
         self.refresh()
 
     def refresh(self) -> None:
-        self.profiles, self.warnings = discover_profiles(self.cwd, self.home)
+        found, self.warnings = discover_profiles(self.cwd, self.home)
+        named = {p.name.lower() for p in self.extra}
+        self.profiles = [p for p in found if p.name.lower() not in named] + list(self.extra)
 
     def get(self, name: str) -> Profile | None:
         return next((p for p in self.profiles if p.name.lower() == name.strip().lower()), None)
@@ -175,6 +181,48 @@ class ProfileRegistry:
     def summary_lines(self) -> list[str]:
         lines = ["## Subagents", "Start one with the `task` tool (`subagent_type` is the name)."]
         return lines + [f"- **{p.name}**: {short(p.description)}" for p in self.profiles]
+
+
+MODEL_ALIASES = ("sonnet", "opus", "haiku", "inherit")
+"""Claude Code's model aliases: a client's agent naming one runs on the session's model."""
+
+
+def client_profiles(definitions: Any) -> tuple[Profile, ...]:
+    """Agents a client defined (the SDKs' `agents`: name -> {description, prompt, tools?,
+    disallowedTools?, model?, maxTurns?}); an entry without a description or prompt is left
+    out."""
+    found = []
+    for name, entry in (definitions or {}).items() if isinstance(definitions, dict) else []:
+        if not isinstance(entry, dict) or any(c.isspace() for c in str(name)):
+            continue
+        description, prompt = entry.get("description"), entry.get("prompt")
+        if not isinstance(description, str) or not isinstance(prompt, str):
+            continue
+        tools = _names(entry.get("tools"))
+        off = _names(entry.get("disallowedTools"))
+        if off:
+            tools = tuple(t for t in (tools or ALL_TOOL_NAMES) if t not in off)
+        steps = entry.get("maxTurns")
+        model = entry.get("model") if isinstance(entry.get("model"), str) else None
+        found.append(
+            Profile(
+                name=str(name),
+                description=description,
+                tools=tools,
+                max_steps=steps if isinstance(steps, int) and 1 <= steps <= 200 else 40,
+                model=None if model in MODEL_ALIASES else model,
+                prompt=prompt,
+                source="user",
+            )
+        )
+    return tuple(found)
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    names = tuple(canonical_name(v) for v in value if isinstance(v, str))
+    return None if "*" in names else names
 
 
 def list_subagents(cwd: Path, registry: ProfileRegistry | None = None) -> SubagentsListResult:

@@ -20,7 +20,7 @@ from server.agent import prompt_images
 from server.agent.delegation import Background, Delegation
 from server.agent.instructions import Instructions
 from server.agent.loop import run_turn
-from server.agent.profiles import Profile, ProfileRegistry
+from server.agent.profiles import Profile, ProfileRegistry, client_profiles
 from server.agent.prompt_commands import prompt_message
 from server.agent.snapshot import apply_native_snapshot, native_snapshot
 from server.agent.state import AgentSession
@@ -139,7 +139,11 @@ class NativeEngine:
             approval_timeout=float(spec.config.get("permissions", {}).get("approvalTimeout", 120)),
             retry=RetryPolicy(max_retries=settings.max_retries),
             skills=skills,
-            delegation=Delegation(ProfileRegistry(spec.cwd, home=home)),
+            delegation=Delegation(
+                ProfileRegistry(
+                    spec.cwd, home=home, extra=client_profiles(spec.config.get("sdkAgents"))
+                )
+            ),
             background=Background(spec.host),
             instructions=Instructions.from_config(spec.cwd, home, spec.config),
             environ=self._environ,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from protocol.methods import PermissionMode
-from server.frontends.streamjson_init import Initialized, merged, read_settings
+from server.frontends.streamjson_init import Initialized, merged, read_agents, read_settings
 from server.frontends.streamjson_structured import schema_problem
 from server.frontends.streamjson_surface import FLAGS, PARSED_ELSEWHERE, dest
 from server.tools.names import CLAUDE_CODE_NAMES, canonical_name
@@ -64,6 +64,11 @@ def warnings(args: argparse.Namespace, dropped: list[str]) -> list[str]:
     except ValueError:
         settings = None  # `flags` says why and the run ends
     notes += settings.notes if settings else []
+    try:
+        agents = agents_of(args)
+    except ValueError:
+        agents = None
+    notes += agents.notes if agents else []
     unknown = [a for a in dropped if a.startswith("-")]
     if unknown:
         notes.append(f"agentls does not know {', '.join(unknown)}: ignored")
@@ -92,6 +97,9 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         section = {**(out.get("tools") or {})}
         section["disallowed"] = [*section.get("disallowed", []), *sorted(all_builtins() - kept)]
         out["tools"] = section
+    agents = agents_of(args)
+    if agents is not None:
+        out = merged(out, agents.flags)
     if getattr(args, dest("--fork-session"), False):
         out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)
@@ -135,6 +143,19 @@ def settings_of(args: argparse.Namespace) -> Initialized | None:
             raise ValueError(f"--settings {values[-1]}: {exc}") from exc
     out = Initialized()
     read_settings(text, out)
+    return out
+
+
+def agents_of(args: argparse.Namespace) -> Initialized | None:
+    values = getattr(args, dest("--agents"), None)
+    if not values:
+        return None
+    try:
+        value = json.loads(values[-1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--agents is not JSON: {exc}") from exc
+    out = Initialized()
+    read_agents(value, out)
     return out
 
 

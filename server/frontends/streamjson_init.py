@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from server.agent.hooks import EVENTS
+from server.agent.profiles import MODEL_ALIASES
 from server.frontends.streamjson_structured import schema_problem
 from server.frontends.streamjson_surface import INITIALIZE
 
@@ -151,7 +152,26 @@ def _json_schema(value: Any, out: Initialized) -> None:
         out.flags["structuredOutput"] = value
 
 
+AGENT_FIELDS = ("description", "prompt", "tools", "disallowedTools", "model", "maxTurns")
+
+
+def read_agents(value: Any, out: Initialized) -> None:
+    """The SDKs' `agents` (initialize, `--agents`): subagent profiles for the `task` tool."""
+    if not isinstance(value, dict):
+        return
+    out.flags = merged(out.flags, {"sdkAgents": value})
+    for name, entry in value.items():
+        if not isinstance(entry, dict):
+            continue
+        unused = sorted(k for k in entry if k not in AGENT_FIELDS)
+        if unused:
+            out.notes.append(f"agent {name}: {', '.join(unused)} not applied")
+        if entry.get("model") in MODEL_ALIASES:
+            out.notes.append(f"agent {name}: model {entry['model']!r} runs the session's model")
+
+
 APPLY: dict[str, Callable[[Any, Initialized], None]] = {
+    "agents": read_agents,
     "jsonSchema": _json_schema,
     "sdkMcpServers": _sdk_servers,
     "hooks": _hooks,

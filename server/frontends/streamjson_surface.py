@@ -58,8 +58,9 @@ INITIALIZE: dict[str, Item] = {
         "a cache of handshakes: agentls does the handshake over mcp_message"
     ),
     "sdkMcpServerManifestsOrigin": I("only for remote session transports"),
-    "jsonSchema": R(
-        "structured output (outputFormat / jsonSchema) is not supported: no structured_output"
+    "jsonSchema": H(
+        "the final answer is checked against the schema (asked again up to 3 times) and put on "
+        "the result as structured_output; else error_max_structured_output_retries"
     ),
     "systemPrompt": H("replaces the system prompt (the parts joined); empty keeps agentls's own"),
     "appendSystemPrompt": H("appended to the system prompt"),
@@ -75,8 +76,9 @@ INITIALIZE: dict[str, Item] = {
     "excludeDynamicSections": I(
         "agentls already sends the per-call context (cwd, git) outside the system prompt"
     ),
-    "agents": R(
-        "programmatic agents are not supported yet: the task tool knows the built-in and file profiles only"
+    "agents": H(
+        "subagent profiles for the task tool (description, prompt, tools, disallowedTools, "
+        "maxTurns, model); other fields and model aliases are named in a warning"
     ),
     "title": R("session titles are not supported: the title is not kept"),
     "skills": R("the skills filter is not supported: every discovered skill loads"),
@@ -143,9 +145,7 @@ FLAGS: dict[str, Item] = {
     "--managed-settings-in-initialize": R("managed settings are not supported", value=False),
     "--add-dir": R("--add-dir is not supported: tools stay in the working directory"),
     "--agent": R("--agent is not supported: the session runs as the main agent"),
-    "--agents": R(
-        "--agents is not supported: the task tool knows the built-in and file profiles only"
-    ),
+    "--agents": H("as agents in initialize"),
     "--betas": R("--betas is not supported"),
     "--effort": R("--effort is not supported: use --think"),
     "--thinking": R("--thinking is not supported: use --think"),
