@@ -3,6 +3,7 @@ bounded memory. Through `agentls serve` over real stdio; memory is the server's 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -116,3 +117,27 @@ async def test_grep_on_a_file_with_a_100_mb_line_stays_in_bounded_memory(
         ("one-line.txt", 2),
     ]
     assert found["matches"][0]["content"] == "x" * 200 + "…"
+
+
+async def test_a_steer_over_the_size_limit_is_refused(tmp_path, workspace, fake_llm):
+    from tests.test_e2e_resident import HeldReply, wait_until
+
+    held = HeldReply("done")
+    fake_llm.script(held)
+    client = await start(tmp_path, workspace, fake_llm)
+    try:
+        await client.initialize()
+        sid = (await client.call("session/new", {"cwd": str(workspace)}))["sessionId"]
+        running = asyncio.ensure_future(client.call("session/prompt", prompt(sid, "wait")))
+        await wait_until(held.asked.is_set, "the model call")
+        big = [{"type": "text", "text": "z" * (20 * 1024 * 1024)}]
+        try:
+            with pytest.raises(JsonRpcException) as refused:
+                await client.call("session/steer", {"sessionId": sid, "prompt": big})
+        finally:
+            held.held.set()
+        result = await running
+    finally:
+        await client.close()
+    assert refused.value.code == -32602 and "limits.promptBytes" in refused.value.message
+    assert result["terminal"] == "completed"
