@@ -38,8 +38,12 @@ config's `limits.promptBytes` says otherwise."""
 
 def oversized(params: PromptParams, config: dict[str, Any]) -> str | None:
     """Why the prompt is too large to take, or None."""
+    return too_large(sum(_size(block) for block in params.prompt), config)
+
+
+def too_large(size: int, config: dict[str, Any]) -> str | None:
+    """Why a prompt (or steer) of `size` bytes is too large to take, or None."""
     limit = (config.get("limits") or {}).get("promptBytes") or PROMPT_BYTES
-    size = sum(_size(block) for block in params.prompt)
     if size <= limit:
         return None
     return (

@@ -60,7 +60,7 @@ from server.sessions.ceiling import above_ceiling
 from server.sessions.errors import ServiceError
 from server.sessions.model import ClientChannel, Session, Turn
 from server.sessions.persist import Recorder, prompt_text
-from server.sessions.prompt_input import oversized, to_turn_input
+from server.sessions.prompt_input import oversized, to_turn_input, too_large
 from server.sessions.recording import TraceTarget, tracing
 from server.sessions.reports import ReportTurns
 from server.sessions.sinks import TurnSinkImpl
@@ -459,6 +459,8 @@ class SessionService(StoredSessions):
             raise ServiceError(
                 errors.INVALID_PARAMS, "no turn is running; send session/prompt instead"
             )
+        if too_big := too_large(len(text.encode("utf-8", "surrogatepass")), session.config):
+            raise ServiceError(errors.INVALID_PARAMS, too_big)
         try:
             session.engine.steer(session.handle, text)
         except EngineError as exc:
