@@ -17,6 +17,10 @@ from tests.agent_client import prompt, start
         ("edit_file", {"path": "a\x00b.txt", "old_string": "x", "new_string": "y"}),
         ("grep", {"pattern": "x", "path": "a\x00b"}),
         ("glob", {"pattern": "*.txt", "path": "a\x00b"}),
+        (
+            "edit_file_hashed",
+            {"path": "a\x00b", "anchor_hash": "abcdef", "expected_line": "x", "new_line": "y"},
+        ),
     ],
 )
 async def test_a_nul_byte_in_a_path_fails_that_call_only(
