@@ -13,6 +13,7 @@ from pydantic import Field
 
 from .base import Diff, Tool, ToolContext, ToolError, ToolInput, ToolResult
 from .files import byte_diff, crlf_dominant, js_trim, line_tag, read_for_edit, save_edit
+from .path_text import PathText
 
 BOM = "\ufeff"
 SNIPPET_RADIUS = 3
@@ -21,7 +22,7 @@ SNIPPET_LINE_CHARS = 200
 
 
 class EditFileHashedInput(ToolInput):
-    path: str = Field(description="File to edit.")
+    path: PathText = Field(description="File to edit.")
     anchor_hash: str = Field(
         description="The 6-character tag shown before `|` for the line in read_file hashed: true."
     )
