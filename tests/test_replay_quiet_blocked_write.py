@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.test_replay_sandbox import facts, needs_bwrap, replay
 from tests.trust_fixture import bash, clone, serve_turn
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="a stopped write in a command that exits 0 passes")
 async def test_a_stopped_write_in_a_command_that_exits_0_is_blocked_not_reproduced(
     tmp_path, workspace, fake_llm
 ):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.sessions.verify import Evidence, Fact, calls, tree
+from server.sessions.verify import Evidence, Fact, calls, stopped_calls, tree
 
 KEYS = ("tools", "toolsInclude", "changed", "unchanged", "writableOnly", "answerContains")
 
@@ -63,7 +63,7 @@ def case_facts(case: dict[str, list[str]], ev: Evidence) -> list[Fact]:
         "writableOnly": lambda want: _writable_only(want, changed),
         "answerContains": lambda want: _answer(want, answer(ev.replay)),
     }
-    blocked = [c for c in calls(ev.replay) if c.blocked()]
+    blocked = stopped_calls(ev)
     facts = []
     for key in KEYS:
         if key not in case:

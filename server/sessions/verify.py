@@ -55,6 +55,22 @@ class Call:
 
 
 _BLOCKED = re.compile(rf'"(sandboxBlocked|{BLOCKED_KEY})": "((?:[^"\\]|\\.)*)"')
+_READ_ONLY = re.compile(r"read-only file system", re.IGNORECASE)
+
+
+def stopped(call: Call, original: Call | None) -> str | None:
+    """What stopped `call` in the replay: what it says itself (`Call.blocked`), or, for a
+    command that went on after a write the sandbox refused (and so did not fail), that write,
+    when the original's output shows no such refusal."""
+    if why := call.blocked():
+        return why
+    if call.kind != "execute" or not _READ_ONLY.search(f"{call.output or ''}{call.error or ''}"):
+        return None
+    if original is not None and _READ_ONLY.search(f"{original.output or ''}{original.error or ''}"):
+        return None
+    return "the sandbox stopped a write (read-only file system), and the command went on"
+
+
 FactStatus = Literal["passed", "failed", "blocked", "n/a"]
 
 
@@ -216,10 +232,10 @@ def effects_reproduced(ev: Evidence) -> Fact:
     ]
     if not reaching:
         return Fact(fact.name, fact.description, None, "the turn ran no commands")
-    stopped = [(i, c, why) for i, c in reaching if (why := c.blocked())]
-    if stopped:
-        i, call, why = stopped[0]
-        more = f" (and {len(stopped) - 1} more)" if len(stopped) > 1 else ""
+    held = stopped_calls(ev)
+    if held:
+        i, call, why = held[0]
+        more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
         fact.passed, fact.blocked = None, True
         fact.detail = f"{call.label(i)}: {why}{more}"
         return fact
@@ -229,6 +245,16 @@ def effects_reproduced(ev: Evidence) -> Fact:
     parts += [f"{played} recorded results played"] if played else []
     fact.detail = ", ".join(parts)
     return fact
+
+
+def stopped_calls(ev: Evidence) -> list[tuple[int, Call, str]]:
+    """The replay's calls that something stopped (`stopped`): index, call, why."""
+    old = calls(ev.original)
+    return [
+        (i, c, why)
+        for i, c in enumerate(calls(ev.replay), 1)
+        if (why := stopped(c, old[i - 1] if i <= len(old) else None))
+    ]
 
 
 def same_terminal(ev: Evidence) -> Fact:
@@ -370,9 +396,7 @@ async def replay(
             workspace or original, original, scratch, trace.turns_from(turn.id)
         )
         before = tree(scratch) if check else {}
-        run = await run_turn(
-            trace, turn, scratch, recorded_effects=recorded_effects, store=store
-        )
+        run = await run_turn(trace, turn, scratch, recorded_effects=recorded_effects, store=store)
         terminal = run.result.to_wire()
         recorded = turn.terminal or {"terminal": "running"}
         if run.unused_calls:
