@@ -66,13 +66,15 @@ def test_disallowed_rules_sent_in_initialize_deny(tmp_path, workspace, fake_llm)
 def test_what_is_not_done_is_said(tmp_path, workspace, fake_llm):
     fake_llm.script(Reply(text="a"))
     options = {
-        "agents": {"reviewer": {"description": "Reviews", "prompt": "Review."}},
-        "maxBudgetUsd": 1,
+        "agents": {"reviewer": {"description": "Reviews", "prompt": "Review.", "model": "opus"}},
+        "fallbackModel": "gpt-5",
+        "promptSuggestions": True,
     }
     events = run_query(tmp_path, workspace, fake_llm, prompt="hi", options=options)
     said = warnings(events)
-    assert any("programmatic agents" in w for w in said)
-    assert any("--max-budget-usd" in w for w in said)
+    assert "agent reviewer: model 'opus' runs the session's model" in said
+    assert any("--fallback-model" in w for w in said)
+    assert any("prompt suggestions" in w for w in said)
     assert messages(events, "result")[0]["result"] == "a"
 
 

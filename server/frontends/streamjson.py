@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 import signal
 import sys
 import time
@@ -32,15 +31,21 @@ from protocol.methods import (
     PromptResult,
     RequestPermissionParams,
     RequestPermissionResult,
-    RewindParams,
     SessionUpdateParams,
 )
 from protocol.updates import Usage
-from server.agent.profiles import Profile
-from server.engines.base import SessionOffer
 from server.frontends.stdio import Chunks, StdinChunks, read_lines
 from server.frontends.streamjson_args import from_claude, to_claude
 from server.frontends.streamjson_cli import AUTO_REFUSED, ClaudeMode, session_mode
+from server.frontends.streamjson_control import (
+    control_error,
+    control_success,
+    initialize_answer,
+    mcp_servers,
+    profiles,
+    rewind_answer,
+    unsupported,
+)
 from server.frontends.streamjson_frames import (
     DIALECT_VERSION,
     TurnFrames,
@@ -50,17 +55,15 @@ from server.frontends.streamjson_frames import (
 from server.frontends.streamjson_hooks import hook_caller, with_bridges
 from server.frontends.streamjson_init import merged, read_initialize, too_late
 from server.frontends.streamjson_input import (
-    Block,
     ControlRequestBody,
     ControlRequestLine,
     ControlResponseLine,
     IgnoredLine,
-    ImageBlock,
     Line,
-    TextBlock,
     ToolAnswer,
     UserLine,
     parse_line,
+    prompt_blocks,
     tool_answer,
 )
 from server.frontends.streamjson_rules import adds_allow_rule, suggestions
@@ -69,9 +72,9 @@ from server.frontends.streamjson_structured import (
     checked,
     instruction,
     retry_prompt,
+    with_structured,
 )
-from server.frontends.streamjson_surface import CONTROL
-from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source
+from server.frontends.streamjson_usage import ModelUsageTotals, api_key_source, budget_spent
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError
 
@@ -471,7 +474,9 @@ class StreamJsonDoor:
                 else:
                     await self.queue(blocks, echo)
             case ControlRequestLine() if message.request.subtype == "rewind_files":
-                self.write(await self.rewind_files(message))
+                self.write(
+                    await rewind_answer(self.service, self.session_id, self.checkpoints, message)
+                )
             case ControlRequestLine():
                 self.write(self.control_response(message))
             case ControlResponseLine():
@@ -516,33 +521,6 @@ class StreamJsonDoor:
             "isReplay": True,
         }
 
-    async def rewind_files(self, message: ControlRequestLine) -> dict[str, Any]:
-        """Claude Code's `rewind_files`: the files back as they were before the user message
-        `user_message_id` (its uuid, or an agentls turn id), or with `dry_run` what would be."""
-        request = message.request
-        target = request.user_message_id or ""
-        params = RewindParams(
-            session_id=self.session_id,
-            turn_id=self.checkpoints.get(target, target),
-            dry_run=request.dry_run,
-        )
-        try:
-            done = await self.service.rewind(params)
-        except ServiceError as exc:
-            error = (
-                "No file checkpoint found for this message."
-                if exc.code == errors.REWIND_REFUSED and not isinstance(exc.data, dict)
-                else str(exc)
-            )
-            if request.dry_run:
-                return control_success(message.request_id, {"canRewind": False, "error": error})
-            return control_error(message.request_id, error)
-        body: dict[str, Any] = {"canRewind": not done.conflicts}
-        body["filesChanged"] = done.restored + done.removed
-        if done.conflicts:
-            body["error"] = "changed outside agentls since: " + ", ".join(done.conflicts)
-        return control_success(message.request_id, body)
-
     def state(self, state: str) -> None:
         if self.options.state_events:
             frame = {"type": "system", "subtype": "session_state_changed", "state": state}
@@ -556,12 +534,7 @@ class StreamJsonDoor:
         except ServiceError as exc:
             return control_error(request_id, str(exc))
         if body is None:
-            item = CONTROL.get(subtype)
-            refused = item.note if item and item.status == "refused" else ""
-            unsupported = f"Unsupported control request subtype: {subtype}" + (
-                f" ({refused})" if refused else ""
-            )
-            return control_error(request_id, unsupported, code="unsupported_request")
+            return unsupported(request_id, subtype)
         return control_success(request_id, body)
 
     def control(self, subtype: str, request: ControlRequestBody) -> dict[str, Any] | None:
@@ -573,28 +546,7 @@ class StreamJsonDoor:
                 extra = late.answer
             offer = self.service.offer(self.session_id)
             info = self.service.describe(self.service.get(self.session_id))
-            models = [
-                {
-                    "value": m.model_id,
-                    "displayName": m.name,
-                    "description": m.provider,
-                    "supportsAutoMode": False,  # permission mode auto is not available
-                }
-                for m in info.models.available_models
-            ]
-            return {
-                "commands": [
-                    {"name": c.name, "description": c.description, "argumentHint": ""}
-                    for c in offer.commands
-                ],
-                "models": models,
-                "agents": [{"name": p.name, "description": p.description} for p in profiles(offer)],
-                "output_style": "default",
-                "available_output_styles": ["default"],
-                "account": {"apiKeySource": api_key_source(info.provider)},
-                "pid": os.getpid(),
-                **extra,
-            }
+            return {**initialize_answer(offer, info), **extra}
         if subtype == "interrupt":
             self.service.cancel(self.session_id)
             return {"still_queued": []}
@@ -752,58 +704,6 @@ class StreamJsonDoor:
         return 1 if result["is_error"] else 0
 
 
-def budget_spent(result: dict[str, Any], budget: float) -> dict[str, Any]:
-    stopped = {k: v for k, v in result.items() if k != "result"}
-    why = f"the cost reached the budget of ${budget:g} (--max-budget-usd)"
-    return {
-        **stopped,
-        "subtype": "error_max_budget_usd",
-        "is_error": True,
-        "terminal_reason": "budget_exhausted",
-        "errors": [why],
-    }
-
-
-def with_structured(result: dict[str, Any], value: Any, problem: str | None) -> dict[str, Any]:
-    if problem is None:
-        return {**result, "structured_output": value}
-    failed = {k: v for k, v in result.items() if k != "result"}
-    why = f"the final answer did not satisfy the JSON schema after {MAX_RETRIES} retries: {problem}"
-    return {
-        **failed,
-        "subtype": "error_max_structured_output_retries",
-        "is_error": True,
-        "terminal_reason": "structured_output_retry_exhausted",
-        "errors": [why],
-    }
-
-
-def profiles(offer: SessionOffer) -> list[Profile]:
-    return offer.profiles.profiles if offer.profiles else []
-
-
-def mcp_servers(offer: SessionOffer) -> list[dict[str, Any]]:
-    if not offer.mcp:
-        return []
-    from server.sessions.mcp import claude_statuses
-
-    return claude_statuses(offer.mcp)
-
-
-def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:
-    """Claude Code user content (a string or blocks) as our prompt content blocks."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks = []
-    for block in content:
-        if isinstance(block, TextBlock) and block.text:
-            blocks.append({"type": "text", "text": block.text})
-        elif isinstance(block, ImageBlock) and block.source.type == "base64":
-            source = block.source
-            blocks.append({"type": "image", "data": source.data, "mimeType": source.media_type})
-    return blocks
-
-
 FORK_REFUSED = (
     "--fork-session is not supported: agentls cannot copy a session, and resuming without it "
     "would change the original"
@@ -821,15 +721,3 @@ def run_streamjson(options: StreamJsonOptions, service_factory) -> int:
         return anyio.run(main)
     except KeyboardInterrupt:
         return 130
-
-
-def control_success(request_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = {"subtype": "success", "request_id": request_id, "response": body}
-    return {"type": "control_response", "response": response}
-
-
-def control_error(request_id: str, error: str, *, code: str | None = None) -> dict[str, Any]:
-    response = {"subtype": "error", "request_id": request_id, "error": error}
-    if code:
-        response["error_code"] = code
-    return {"type": "control_response", "response": response}

@@ -134,3 +134,17 @@ def describe(exc: ValidationError) -> str:
         f"{'.'.join(str(p) for p in e['loc']) or '(line)'}: {e['msg']}" for e in exc.errors()[:5]
     ]
     return "; ".join(problems)
+
+
+def prompt_blocks(content: str | list[Block]) -> list[dict[str, Any]]:
+    """Claude Code user content (a string or blocks) as our prompt content blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks = []
+    for block in content:
+        if isinstance(block, TextBlock) and block.text:
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock) and block.source.type == "base64":
+            source = block.source
+            blocks.append({"type": "image", "data": source.data, "mimeType": source.media_type})
+    return blocks

@@ -54,3 +54,17 @@ def checked(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "the value"
         return None, f"{where}: {errors[0].message}"
     return value, None
+
+
+def with_structured(result: dict[str, Any], value: Any, problem: str | None) -> dict[str, Any]:
+    if problem is None:
+        return {**result, "structured_output": value}
+    failed = {k: v for k, v in result.items() if k != "result"}
+    why = f"the final answer did not satisfy the JSON schema after {MAX_RETRIES} retries: {problem}"
+    return {
+        **failed,
+        "subtype": "error_max_structured_output_retries",
+        "is_error": True,
+        "terminal_reason": "structured_output_retry_exhausted",
+        "errors": [why],
+    }

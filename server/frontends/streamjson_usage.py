@@ -81,3 +81,15 @@ def api_key_source(provider: str) -> str:
     if provider == "anthropic" and os.environ.get("ANTHROPIC_API_KEY"):
         return "ANTHROPIC_API_KEY"
     return "none"
+
+
+def budget_spent(result: dict[str, Any], budget: float) -> dict[str, Any]:
+    stopped = {k: v for k, v in result.items() if k != "result"}
+    why = f"the cost reached the budget of ${budget:g} (--max-budget-usd)"
+    return {
+        **stopped,
+        "subtype": "error_max_budget_usd",
+        "is_error": True,
+        "terminal_reason": "budget_exhausted",
+        "errors": [why],
+    }
