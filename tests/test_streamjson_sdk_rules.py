@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from claude_agent_sdk import ResultMessage
 
 from server.testing.fake_llm import FakeToolCall, Reply
@@ -80,3 +82,33 @@ async def test_settings_permission_rules_apply_and_the_rest_is_named(tmp_path, w
     assert victim.read_text() == "keep me\n"
     said = [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
     assert said == ["settings not applied: env"]
+
+
+async def test_setting_sources_read_the_rules_of_claude_settings(tmp_path, workspace, fake_llm):
+    victim = workspace / "victim.txt"
+    victim.write_text("keep me\n")
+    (workspace / ".claude").mkdir()
+    rules = {"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Write"]}}
+    (workspace / ".claude" / "settings.json").write_text(json.dumps(rules))
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "rm victim.txt"})]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "w.txt", "content": "x"})]),
+        Reply(text="done"),
+        Reply(text="hi"),
+    )
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        setting_sources=["project"],
+        permission_mode="bypassPermissions",
+    )
+    messages = await collect("clean up", opts)
+    assert victim.read_text() == "keep me\n"
+    said = [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    assert said == [
+        f"{workspace / '.claude' / 'settings.json'}: allow rules not applied (a project's settings only narrow)"
+    ]
+    empty = await collect("hi", options(tmp_path, workspace, fake_llm, setting_sources=[]))
+    notes = [m.data["content"] for m in empty if getattr(m, "subtype", "") == "informational"]
+    assert any("CLAUDE.md still load" in n for n in notes) and empty[-1].result == "hi"

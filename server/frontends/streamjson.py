@@ -381,6 +381,7 @@ class StreamJsonDoor:
         return True
 
     async def open_session(self) -> None:
+        self.notes += [n for n in self.service.flags.get("sdkNotes") or [] if isinstance(n, str)]
         budget = self.service.flags.get("maxBudgetUsd")
         self.budget = float(budget) if isinstance(budget, int | float) else None
         schema = self.service.flags.get("structuredOutput")

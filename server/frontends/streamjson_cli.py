@@ -100,6 +100,10 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
     agents = agents_of(args)
     if agents is not None:
         out = merged(out, agents.flags)
+    sources = getattr(args, dest("--setting-sources"), None)
+    if sources is not None:
+        read = setting_sources(sources[-1], cwd, Path.home())
+        out = merged(out, {**read.flags, "sdkNotes": read.notes})
     if getattr(args, dest("--fork-session"), False):
         out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)
@@ -143,6 +147,46 @@ def settings_of(args: argparse.Namespace) -> Initialized | None:
             raise ValueError(f"--settings {values[-1]}: {exc}") from exc
     out = Initialized()
     read_settings(text, out)
+    return out
+
+
+SETTING_FILES = {
+    "user": lambda cwd, home: home / ".claude" / "settings.json",
+    "project": lambda cwd, home: cwd / ".claude" / "settings.json",
+    "local": lambda cwd, home: cwd / ".claude" / "settings.local.json",
+}
+
+
+def setting_sources(value: str, cwd: Path, home: Path) -> Initialized:
+    """`--setting-sources user,project,local`: the permission rules of Claude Code's settings
+    files. A project's files (committed or local) may only narrow: their allow rules are not
+    taken (agentls takes a project's allow rules only from a trusted .agentls/config.json)."""
+    out = Initialized()
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    for name in names:
+        where = SETTING_FILES.get(name)
+        if where is None:
+            out.notes.append(f"setting source {name!r} is not known: not read")
+            continue
+        path = where(cwd, home)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            out.notes.append(f"{path}: {exc}")
+            continue
+        read = Initialized()
+        read_settings(text, read)
+        rules = dict(read.flags.get("permissions") or {})
+        if name != "user" and rules.pop("allow", None):
+            out.notes.append(f"{path}: allow rules not applied (a project's settings only narrow)")
+        out.flags = merged(out.flags, {"permissions": rules})
+        out.notes += [f"{path}: {note}" for note in read.notes]
+    if "project" not in names:
+        out.notes.append(
+            "the project's AGENTS.md and CLAUDE.md still load: setting sources do not choose them"
+        )
     return out
 
 

@@ -140,7 +140,10 @@ FLAGS: dict[str, Item] = {
     "--settings": H(
         "permissions.allow / deny / ask are applied; other keys are named in a warning"
     ),
-    "--setting-sources": R("--setting-sources is not read: agentls reads its own config files"),
+    "--setting-sources": H(
+        "the permission rules of Claude Code's settings files (user, project, local; a "
+        "project's allow rules are not taken); other keys are named in a warning"
+    ),
     "--managed-settings": R("managed settings are not supported"),
     "--managed-settings-in-initialize": R("managed settings are not supported", value=False),
     "--add-dir": R("--add-dir is not supported: tools stay in the working directory"),
