@@ -71,3 +71,9 @@ def test_whole_tool_domain_and_ask_rules(tmp_path):
     assert (
         verdict(tmp_path, "bash", {"command": "rm x"}, deny=["Bash(rm:*)"], ask=["Bash"]) == "deny"
     )
+
+
+def test_every_edit_rule_name_covers_the_writing_tools(tmp_path):
+    call = {"path": "src/a.py", "content": ""}
+    for rule in ("Edit(src/**)", "Write(src/**)", "MultiEdit(src/**)", "NotebookEdit(src/**)"):
+        assert verdict(tmp_path, "write_file", call, deny=[rule]) == "deny", rule

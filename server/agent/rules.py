@@ -24,7 +24,13 @@ from server.tools.names import canonical_name
 
 READERS = {"read_file", "grep", "glob", "list_dir"}
 EDITORS = {"write_file", "edit_file", "edit_file_hashed"}
-PATH_RULES = {"read_file": READERS, "write_file": EDITORS, "edit_file": EDITORS}
+PATH_RULES = {
+    "read_file": READERS,
+    "write_file": EDITORS,
+    "edit_file": EDITORS,
+    "MultiEdit": EDITORS,
+    "NotebookEdit": EDITORS,
+}
 """A `Read(...)` rule covers every tool that reads files, `Edit(...)`/`Write(...)` every one
 that writes them, as in Claude Code."""
 
