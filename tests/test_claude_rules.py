@@ -77,3 +77,19 @@ def test_every_edit_rule_name_covers_the_writing_tools(tmp_path):
     call = {"path": "src/a.py", "content": ""}
     for rule in ("Edit(src/**)", "Write(src/**)", "MultiEdit(src/**)", "NotebookEdit(src/**)"):
         assert verdict(tmp_path, "write_file", call, deny=[rule]) == "deny", rule
+
+
+def test_a_path_allow_rule_needs_every_real_path(tmp_path):
+    from server.agent.rules import allows
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "out").symlink_to(tmp_path.parent)
+    ctx = ToolContext(cwd=tmp_path, config={"permissions": {"allow": ["Edit(src/**)"]}})
+    tool = TOOLS["write_file"]
+
+    def allowed(path):
+        return allows(tool, tool.Input.model_validate({"path": path, "content": ""}), ctx)
+
+    assert allowed("src/a.py") == "Edit(src/**)"
+    assert allowed("b.py") is None
+    assert allowed("src/out/escape.py") is None  # the link leads outside src

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from claude_agent_sdk import ResultMessage
+from claude_agent_sdk import ClaudeSDKClient, PermissionResultDeny, ResultMessage
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.test_streamjson_sdk import collect, options
@@ -112,3 +112,26 @@ async def test_setting_sources_read_the_rules_of_claude_settings(tmp_path, works
     empty = await collect("hi", options(tmp_path, workspace, fake_llm, setting_sources=[]))
     notes = [m.data["content"] for m in empty if getattr(m, "subtype", "") == "informational"]
     assert any("CLAUDE.md still load" in n for n in notes) and empty[-1].result == "hi"
+
+
+async def test_a_path_allow_rule_answers_for_the_paths_it_names(tmp_path, workspace, fake_llm):
+    (workspace / "src").mkdir()
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "src/a.py", "content": "a"})]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "b.py", "content": "b"})]),
+        Reply(text="done"),
+    )
+    asked = []
+
+    async def can_use_tool(name, tool_input, context):
+        asked.append(tool_input["file_path"])
+        return PermissionResultDeny(message="no")
+
+    opts = options(
+        tmp_path, workspace, fake_llm, allowed_tools=["Edit(src/**)"], can_use_tool=can_use_tool
+    )
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("write")
+        [m async for m in client.receive_response()]
+    assert (workspace / "src" / "a.py").read_text() == "a"
+    assert asked == [str(workspace / "b.py")] and not (workspace / "b.py").exists()

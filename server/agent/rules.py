@@ -69,6 +69,30 @@ def configured(config: dict[str, Any]) -> tuple[list[Rule], list[Rule]]:
 Match = Literal["yes", "no", "unsure"]
 
 
+def allows(tool: Tool, args: Any, ctx: ToolContext) -> str | None:
+    """The allow rule naming paths (`Edit(src/**)`, `Read(./docs/**)`) that covers every path
+    of the call, if one does. Command and domain allow rules are the policy's own
+    (`permissions.rules_from_names`)."""
+    perms = ctx.config.get("permissions") or {}
+    for rule in parse_rules(perms.get("allow")):
+        if rule.spec and rule.tool in PATH_RULES and tool.paths(args):
+            if matches(rule, tool, args, ctx) == "yes" and _every_path(rule, tool, args, ctx):
+                return rule.text
+    return None
+
+
+def _every_path(rule: Rule, tool: Tool, args: Any, ctx: ToolContext) -> bool:
+    pattern = _anchored(rule.spec, ctx.cwd)
+    for written in tool.paths(args):
+        path = ctx.resolve(written)
+        real = real_paths.real(path)
+        if real is None or not any(
+            _path_matches(pattern, c) for c in {real, *_real_cwd(path, ctx.cwd)}
+        ):
+            return False
+    return True
+
+
 def judge(tool: Tool, args: Any, ctx: ToolContext) -> Decision | None:
     """`deny` when a deny rule covers the call, `ask` when an ask rule does (or when a deny
     rule cannot be ruled out), None when no rule speaks."""

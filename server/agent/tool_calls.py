@@ -270,6 +270,11 @@ def _decide(session: AgentSession, tool: Tool, args: Any, ruled: Decision | None
     decision = permissions.decide(
         tool, args, session.tool_ctx, session.permissions, granted=granted
     )
+    if ruled is None and decision.action == "ask" and decision.rule:
+        # an ordinary question (what always asks has no rule to remember): a path allow rule
+        # covering every path answers it
+        if rules.allows(tool, args, session.tool_ctx):
+            return Decision("allow")
     if ruled is None or decision.action == "deny":
         return decision
     return replace(decision, action="ask", reason=ruled.reason, rule="", more=())
