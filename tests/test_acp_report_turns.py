@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from acp import schema
 
 from server.testing.fake_llm import FakeToolCall, Reply
@@ -22,7 +21,6 @@ def said(updates: list) -> str:
     return "".join(u.content.text for u in updates if u.session_update == "agent_message_chunk")
 
 
-@pytest.mark.xfail(strict=True, reason="an ACP turn waits for its background subagents")
 async def test_a_background_report_arrives_as_a_turn_of_its_own(tmp_path, workspace, fake_llm):
     (workspace / "src").mkdir()
     (workspace / "src" / "a.py").write_text("A = 1\n")
@@ -42,14 +40,15 @@ async def test_a_background_report_arrives_as_a_turn_of_its_own(tmp_path, worksp
     try:
         async with agentls_acp(
             tmp_path, fake_env(tmp_path, fake_llm), editor, caps=REPORT_TURNS
-        ) as (conn, _):
+        ) as (conn, init):
+            assert init.agent_capabilities.field_meta["agentls"]["reportTurns"] is True
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             turn = conn.prompt(session_id=session.session_id, prompt=text("count them"))
             answered = await asyncio.wait_for(turn, 90)  # the subagent waits for `release`
             assert answered.stop_reason == "end_turn"
             before = len(editor.updates)
             router.release.set()
-            while "The count is in" not in said(editor.updates):
+            while not said(editor.updates).endswith("The count is in: 1 Python file."):
                 await asyncio.wait_for(editor.changed.wait(), 90)
                 editor.changed.clear()
             after = editor.updates[before:]

@@ -15,7 +15,8 @@ import contextlib
 import inspect
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -212,6 +213,9 @@ class AcpDoor:
         **kwargs: Any,
     ) -> schema.InitializeResponse:
         self.client = client_capabilities or schema.ClientCapabilities()
+        ours = (self.client.field_meta or {}).get("agentls")
+        shows = isinstance(ours, dict) and ours.get("reportTurns") is True
+        self.capabilities = replace(self.capabilities, report_turns=shows)
         has = lambda name: callable(getattr(self.service, name, None))  # noqa: E731
         sessions = schema.SessionCapabilities(
             list=schema.SessionListCapabilities() if has("list") else None,
@@ -224,7 +228,7 @@ class AcpDoor:
                 mcp_capabilities=schema.McpCapabilities(http=True),
                 prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=sessions,
-                field_meta={"agentls": {"rewind": f"_{REWIND_METHOD}"}},
+                field_meta={"agentls": {"rewind": f"_{REWIND_METHOD}", "reportTurns": True}},
             ),
             agent_info=schema.Implementation(name="agentls", title="agentls", version=__version__),
         )
@@ -289,7 +293,11 @@ class AcpDoor:
         )
         result = await self._call(self.service.prompt(params))
         why = "Cancelled: the turn was stopped before this tool call finished."
-        self._close_cards(session_id, why if result.terminal == "aborted" else "Did not finish.")
+        alive = session_id in self.service.sessions
+        background = self.service.background(session_id) if alive else []
+        running = [b.task_id for b in background if b.status == "running"]
+        why = why if result.terminal == "aborted" else "Did not finish."
+        self._close_cards(session_id, why, running=running)
         await self.flush()
         problem = view.turn_error(result)
         if problem:
@@ -376,9 +384,10 @@ class AcpDoor:
         )
         self._outbox.put_nowait((session_id, update))
 
-    def _close_cards(self, session_id: str, why: str) -> None:
-        """Engines close their calls; this is for one that did not (an external agent)."""
-        for closing in self.cards.close_all(session_id, why):
+    def _close_cards(self, session_id: str, why: str, *, running: Collection[str] = ()) -> None:
+        """Engines close their calls; this is for one that did not (an external agent). The
+        cards of background subagents still `running` stay open: they report later."""
+        for closing in self.cards.close_all(session_id, why, running=running):
             self._outbox.put_nowait((session_id, closing))
 
     def _announce_commands(self, session_id: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -220,10 +221,16 @@ class ToolCards:
             locations=card.locations if card else None,
         )
 
-    def close_all(self, session_id: str, why: str) -> list[acp.ToolCallProgress]:
-        """A `failed` close for every card still open (the turn or the replay has ended)."""
-        cards = self.open.pop(session_id, {})
-        self.calls.pop(session_id, None)
+    def close_all(
+        self, session_id: str, why: str, *, running: Collection[str] = ()
+    ) -> list[acp.ToolCallProgress]:
+        """A `failed` close for every card still open (the turn or the replay has ended), but
+        those of the background subagents still `running` (task call ids), which go on."""
+        kept = self.open.get(session_id, {})
+        cards = {k: v for k, v in kept.items() if k.partition("/")[0] not in running}
+        for call_id in cards:
+            kept.pop(call_id, None)
+            self.calls.get(session_id, {}).pop(call_id, None)
         return [
             acp.ToolCallProgress(
                 session_update="tool_call_update",
