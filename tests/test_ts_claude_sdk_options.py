@@ -108,3 +108,27 @@ def test_an_in_process_mcp_server(tmp_path, workspace, fake_llm):
     assert result["result"] == "forty-two"
     results = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "tool"]
     assert "42" in results[-1]
+
+
+def test_hooks_are_called_back(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "touch made.txt"})]), Reply(text="ok")
+    )
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "not today",
+        }
+    }
+    hooks = {"PreToolUse": {"matcher": "Bash", "output": deny}}
+    options = {"permissionMode": "bypassPermissions", "allowDangerouslySkipPermissions": True}
+    events = run_query(tmp_path, workspace, fake_llm, prompt="go", options=options, hooks=hooks)
+    [called] = [e for e in events if e["event"] == "hook"]
+    assert called["input"]["hook_event_name"] == "PreToolUse"
+    assert called["input"]["tool_name"] == "Bash"
+    assert called["input"]["tool_input"] == {"command": "touch made.txt"}
+    assert called["toolUseID"]
+    assert not (workspace / "made.txt").exists()
+    results = [m["content"] for m in fake_llm.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "not today" in results[-1]

@@ -1,6 +1,8 @@
 // Drives agentls through the TypeScript Claude Agent SDK's query(), unmodified.
 // argv[2]: a JSON plan {executable, cwd, env, prompt?, turns?, options?, permissions?, sdkServer?}:
-// sdkServer names an in-process MCP server (createSdkMcpServer) with one tool, add(a, b).
+// sdkServer names an in-process MCP server (createSdkMcpServer) with one tool, add(a, b);
+// hooks: {Event: {matcher?, output}}: one hook per event answering `output` (each call is
+// printed as a "hook" event).
 // Prints one JSON line per event: {event: "message"|"permission"|"init"|"interrupt"|"error"|"done", ...}.
 import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
@@ -71,6 +73,24 @@ async function main() {
     ...(plan.permissions ? { canUseTool } : {}),
     ...(plan.options || {}),
   };
+  if (plan.hooks) {
+    options.hooks = Object.fromEntries(
+      Object.entries(plan.hooks).map(([event, spec]) => [
+        event,
+        [
+          {
+            matcher: spec.matcher,
+            hooks: [
+              async (input, toolUseID) => {
+                say("hook", { input, toolUseID: toolUseID ?? null });
+                return spec.output;
+              },
+            ],
+          },
+        ],
+      ]),
+    );
+  }
   if (plan.sdkServer) {
     const add = tool("add", "Add two numbers", { a: z.number(), b: z.number() }, async ({ a, b }) => {
       say("tool", { name: "add", args: { a, b } });
