@@ -188,3 +188,25 @@ async def test_a_stop_hook_keeps_the_turn_going_once(tmp_path, workspace, fake_l
     messages = await run(opts)
     assert calls == [False, True] and messages[-1].result == "whole"
     assert any("run the tests first" in t for t in user_texts(fake_llm, 1))
+
+
+async def test_a_failing_hook_blocks_only_when_its_matcher_says_so(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "touch one.txt"})]),
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "two.txt", "content": "2"})]),
+        Reply(text="done"),
+    )
+
+    async def broken(hook_input, tool_use_id, context):
+        raise RuntimeError("the hook's own bug")
+
+    hooks = {
+        "PreToolUse": [
+            HookMatcher(matcher="Bash", hooks=[broken], on_failure="block"),
+            HookMatcher(matcher="Write", hooks=[broken]),
+        ]
+    }
+    opts = options(tmp_path, workspace, fake_llm, permission_mode="bypassPermissions", hooks=hooks)
+    await run(opts)
+    assert not (workspace / "one.txt").exists()
+    assert (workspace / "two.txt").read_text() == "2"

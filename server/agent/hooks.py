@@ -111,6 +111,9 @@ class Hooks:
         except HookFailed as exc:
             log.warning("hook %s failed: %s", hook.callback_id, exc)
             return None
+        except Exception:
+            log.exception("hook %s crashed", hook.callback_id)
+            return None
         return output if isinstance(output, dict) else {}
 
 
