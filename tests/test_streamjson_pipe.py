@@ -267,3 +267,26 @@ def test_unknown_flags_are_ignored(tmp_path, workspace):
     assert proc.returncode == 0
     assert frames(proc)[-1]["result"] == "You said: hi"
     assert b"ignoring unknown arguments" in proc.stderr
+
+
+def test_sdk_options_transcript(tmp_path, workspace):
+    """Warnings for what is not done, and a structured output that never satisfies its schema:
+    frames the SDKs' types must accept (the golden file is type-checked)."""
+    initialize = {
+        "subtype": "initialize",
+        "jsonSchema": {"type": "object"},
+        "promptSuggestions": True,
+        "someFutureField": 1,
+    }
+    lines = [{"type": "control_request", "request_id": "i", "request": initialize}, user("hi")]
+    proc = run(tmp_path, workspace, lines, *stream("--permission-mode", "auto"))
+    got = frames(proc)
+    notes = [f["content"] for f in got if f.get("subtype") == "informational"]
+    assert notes == [
+        "Permission mode 'auto' (a classifier approves calls) is not available in agentls: "
+        "running in 'default', which asks before edits, commands and fetches.",
+        "prompt suggestions are not supported: none are sent",
+        "agentls does not know the initialize field 'someFutureField': ignored",
+    ]
+    assert got[-1]["subtype"] == "error_max_structured_output_retries"
+    check_golden("sdk_options", got, workspace)
