@@ -2,6 +2,7 @@ package dev.agentls.core.protocol;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
+import com.google.gson.annotations.SerializedName;
 import java.util.List;
 import java.util.Map;
 
@@ -244,9 +245,14 @@ public final class Wire {
 
     public record InitializeParams(Long processId, Implementation clientInfo, InitializeClientCapabilities capabilities) {}
 
-    /** Where commands run by default; {@code notice} says why there is no sandbox when one was asked for. */
+    /**
+     * Where commands run by default; {@code notice} says why there is no sandbox when one was asked for.
+     * {@code protectedPaths} is the wire's {@code protected} (a Java keyword).
+     */
     public record SandboxStatus(String mode, String configured, boolean network, List<String> allowedHosts,
-                                boolean autoAllow, String kind, String notice) {}
+                                boolean autoAllow, String kind, String notice, Boolean networkAsk,
+                                String sockets, List<String> denyRead,
+                                @SerializedName("protected") List<String> protectedPaths) {}
 
     public record AgentlsServerCapabilities(int protocolVersion, String version, List<String> engines,
                                             List<String> providers, List<String> features, SandboxStatus sandbox) {}

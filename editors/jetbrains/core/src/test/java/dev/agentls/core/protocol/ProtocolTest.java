@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.gson.annotations.SerializedName;
 import dev.agentls.core.Repo;
 import dev.agentls.core.protocol.Methods.Method;
 import java.lang.reflect.RecordComponent;
@@ -104,7 +105,7 @@ class ProtocolTest {
             expected.put(name, properties == null ? Set.of() : new TreeSet<>(properties.keySet()));
             Class<?> type = records.get(name);
             if (type == null) continue;
-            Set<String> fields = Arrays.stream(type.getRecordComponents()).map(RecordComponent::getName)
+            Set<String> fields = Arrays.stream(type.getRecordComponents()).map(ProtocolTest::wireName)
                     .collect(Collectors.toCollection(TreeSet::new));
             if (SessionUpdate.class.isAssignableFrom(type)) fields.add("kind");
             if (ContentBlock.class.isAssignableFrom(type)) fields.add("type");
@@ -112,6 +113,17 @@ class ProtocolTest {
         }
         for (String name : expected.keySet()) actual.putIfAbsent(name, Set.of("(no Java record)"));
         assertEquals(expected, actual);
+    }
+
+    /** A record component's wire name: its own, or the {@code @SerializedName} its field carries. */
+    private static String wireName(RecordComponent component) {
+        try {
+            SerializedName named = component.getDeclaringRecord().getDeclaredField(component.getName())
+                    .getAnnotation(SerializedName.class);
+            return named == null ? component.getName() : named.value();
+        } catch (NoSuchFieldException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
