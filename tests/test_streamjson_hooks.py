@@ -3,7 +3,12 @@ through the real SDK, against the loopback fake model."""
 
 from __future__ import annotations
 
-from claude_agent_sdk import ClaudeSDKClient, HookMatcher, PermissionResultAllow
+from claude_agent_sdk import (
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+)
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.test_streamjson_sdk import options
@@ -210,3 +215,30 @@ async def test_a_failing_hook_blocks_only_when_its_matcher_says_so(tmp_path, wor
     await run(opts)
     assert not (workspace / "one.txt").exists()
     assert (workspace / "two.txt").read_text() == "2"
+
+
+async def test_a_hooks_allow_does_not_answer_an_ask_rule(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "git push"})]), Reply(text="done")
+    )
+    asked = []
+
+    async def allow(hook_input, tool_use_id, context):
+        return {
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+        }
+
+    async def can_use_tool(name, tool_input, context):
+        asked.append(tool_input["command"])
+        return PermissionResultDeny(message="not now")
+
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        settings='{"permissions": {"ask": ["Bash(git push:*)"]}}',
+        can_use_tool=can_use_tool,
+        hooks={"PreToolUse": [HookMatcher(hooks=[allow])]},
+    )
+    await run(opts)
+    assert asked == ["git push"]

@@ -227,8 +227,8 @@ async def _check_permission(
     if approval_due(session, tool):
         return await approve_plan(session, tool, args, call, sink), tool, args
     asked = Asked(call, call.arguments if shown is None else shown, rewrites)
-    if hooked is not None and hooked.permission == "allow":
-        return _hook_allowed(session, tool, args, ruled)
+    if hooked is not None and hooked.permission == "allow" and ruled is None:
+        return _hook_allowed(session, tool, args)
     return await _ask(session, tool, args, asked, sink, ruled)
 
 
@@ -240,12 +240,11 @@ async def _pre_tool_use(session: AgentSession, tool: Tool, call: ToolCallPart) -
     return await hooks.run("PreToolUse", fields, tool=tool.name, tool_use_id=call.id)
 
 
-def _hook_allowed(
-    session: AgentSession, tool: Tool, args: Any, ruled: Decision | None
-) -> tuple[str | None, Tool, Any]:
+def _hook_allowed(session: AgentSession, tool: Tool, args: Any) -> tuple[str | None, Tool, Any]:
     """A PreToolUse hook's `allow` answers the question the policy would ask; what the policy
-    refuses stays refused."""
-    decision = _decide(session, tool, args, ruled)
+    refuses stays refused, and what an ask rule (or a deny rule that may cover the call) asks
+    is still asked."""
+    decision = _decide(session, tool, args, None)
     if decision.action == "deny":
         return f"Not allowed: {decision.reason}.", tool, args
     return None, tool, leave_sandbox(tool, args) if decision.outside else args
