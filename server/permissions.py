@@ -130,18 +130,19 @@ def url_host(url: str) -> str:
 
 
 def path_guard(effect: Effect, ctx: ToolContext) -> str | None:
-    """Always-ask reasons from the paths, judged on where they really lead."""
+    """Always-ask reasons from the paths, judged on where they really lead: the real paths
+    `describe` recorded, which the file tools then open (never resolved a second time)."""
     for path in (*effect.reads, *effect.writes):
-        parts = real_paths.workspace_parts(path, ctx.cwd)
+        parts = _judged_parts(path, ctx)
         if parts is None:
             return f"path outside the workspace: {path}"
         if real_paths.env_file(_below(path, ctx.cwd)) or real_paths.env_file(parts):
             return f"{_shown(path, ctx)} looks like an environment file and may contain secrets"
     for path in effect.writes:
-        parts = real_paths.workspace_parts(path, ctx.cwd) or ()
+        parts = _judged_parts(path, ctx) or ()
         if real_paths.git_dir(_below(path, ctx.cwd)) or real_paths.git_dir(parts):
             return f"writes inside .git: {_shown(path, ctx)}"
-        if real_paths.hard_linked(path):
+        if real_paths.hard_linked(ctx.judged.get(path, path)):
             return f"{_shown(path, ctx)} has other hard links: writing it changes those files too"
     if effect.command is not None:
         return command_guard(effect.command, effect.cwd or ctx.cwd)
@@ -150,11 +151,15 @@ def path_guard(effect: Effect, ctx: ToolContext) -> str | None:
 
 def control_guard(effect: Effect, ctx: ToolContext) -> str | None:
     for path in effect.writes:
-        parts = real_paths.workspace_parts(path, ctx.cwd) or ()
+        parts = _judged_parts(path, ctx) or ()
         name = real_paths.control_file(_below(path, ctx.cwd)) or real_paths.control_file(parts)
         if name:
             return f"{_shown(path, ctx)} is a control file ({name}): it decides what the agent may do"
     return None
+
+
+def _judged_parts(path: Path, ctx: ToolContext) -> tuple[str, ...] | None:
+    return real_paths.workspace_parts(path, ctx.cwd, resolved=ctx.judged.get(path))
 
 
 def _below(path: Path, root: Path) -> tuple[str, ...]:

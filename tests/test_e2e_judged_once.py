@@ -17,7 +17,6 @@ from tests.trust_fixture import clone
 
 pytestmark = [
     pytest.mark.timeout(600),
-    pytest.mark.xfail(strict=True, reason="the decision resolves the path again after judging it"),
 ]
 OUTSIDE = "outside-secret-canary"
 BATCHES, PER_BATCH = 8, 25

@@ -39,10 +39,13 @@ def case_insensitive(folder: Path) -> bool:
     return os.name == "nt"
 
 
-def workspace_parts(path: Path, root: Path) -> tuple[str, ...] | None:
+def workspace_parts(
+    path: Path, root: Path, *, resolved: Path | None = None
+) -> tuple[str, ...] | None:
     """The parts of the real `path` below the real `root`, case-folded where the filesystem
-    folds case; None when it is outside."""
-    target, base = real(path), real(root)
+    folds case; None when it is outside. `resolved`: the real path already judged (a decision
+    resolves each path once: a symlink may lead elsewhere a moment later)."""
+    target, base = resolved or real(path), real(root)
     if target is None or base is None:
         return None
     fold = case_insensitive(base)
