@@ -14,7 +14,6 @@ from tests.trust_fixture import bash, clone, serve_turn
 
 pytestmark = [
     pytest.mark.timeout(300),
-    pytest.mark.xfail(strict=True, reason="a background job log has no cap"),
 ]
 CAP = 1_000_000
 

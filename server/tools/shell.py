@@ -29,9 +29,11 @@ from pydantic import Field
 
 from protocol.methods import PermissionOption, ToolCallRef
 from server.aio import run_to_end
+from server.config import positive
 
 from .base import Tool, ToolContext, ToolError, ToolInput
 from .child_env import child_env
+from .job_log import JOB_LOG_BYTES, JobLog
 from .live import LIVE_OUTPUT, LiveFeed
 from .netproxy import HostAsker
 from .sandbox import Sandbox, blocked, blocked_hint
@@ -205,7 +207,7 @@ class _Job:
     session_id: str
     command: str
     proc: subprocess.Popen
-    log: Path
+    log: JobLog
     offset: int = 0
     killed: bool = False
     decoder: codecs.IncrementalDecoder = field(
@@ -218,16 +220,12 @@ class _Job:
         return {"jobId": self.id, "status": state, "exitCode": code}
 
     def new_output(self) -> tuple[str, bool]:
-        finished = self.proc.poll() is not None
-        with self.log.open("rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            skipped = size - self.offset > 4 * MAX_OUTPUT
-            if skipped:
-                self.offset = size - 4 * MAX_OUTPUT
-                self.decoder.reset()
-            f.seek(self.offset)
-            data = f.read(size - self.offset)
-        self.offset = size
+        finished = self.log.done.is_set()
+        data, self.offset, skipped = self.log.read_from(self.offset)
+        if len(data) > 4 * MAX_OUTPUT:
+            data, skipped = data[-4 * MAX_OUTPUT :], True
+        if skipped:
+            self.decoder.reset()
         text = self.decoder.decode(data, final=finished)
         return text[-MAX_OUTPUT:], skipped or len(text) > MAX_OUTPUT
 
@@ -242,9 +240,14 @@ class _Job:
             pass
 
 
-def _release_after(proc: subprocess.Popen, sandbox: Sandbox) -> None:
+def _follow(proc: subprocess.Popen, log: JobLog, sandbox: Sandbox | None) -> None:
+    """The job's own thread: its output into the log, then its end (the sandbox's hold)."""
+    assert proc.stdout is not None
+    with proc.stdout:
+        log.pump(proc.stdout.fileno())
     proc.wait()
-    sandbox.release()
+    if sandbox is not None:
+        sandbox.release()
 
 
 class BackgroundJobs:
@@ -263,33 +266,32 @@ class BackgroundJobs:
         cwd: Path,
         env: dict[str, str],
         sandbox: Sandbox | None = None,
+        log_cap: int = JOB_LOG_BYTES,
     ) -> _Job:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="agentls-jobs-"))
         job_id = f"bash_{next(self._ids)}"
-        log = self._dir / f"{job_id}.log"
+        log = JobLog(self._dir / f"{job_id}.log", log_cap)
         how = launch(command, cwd=cwd, env=env, sandbox=sandbox)
         try:
-            with log.open("wb") as sink:
-                proc = subprocess.Popen(
-                    how.argv,
-                    shell=isinstance(how.argv, str),
-                    cwd=how.cwd,
-                    env=how.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=how.pass_fds,
-                    **group_options(),
-                )
+            proc = subprocess.Popen(
+                how.argv,
+                shell=isinstance(how.argv, str),
+                cwd=how.cwd,
+                env=how.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=how.pass_fds,
+                **group_options(),
+            )
         except BaseException:
             if how.sandbox:
                 how.sandbox.release()
             raise
         finally:
             how.started()
-        if how.sandbox:
-            threading.Thread(target=_release_after, args=(proc, how.sandbox), daemon=True).start()
+        threading.Thread(target=_follow, args=(proc, log, how.sandbox), daemon=True).start()
         job = _Job(id=job_id, session_id=session_id, command=command, proc=proc, log=log)
         self._jobs[(session_id, job_id)] = job
         return job
@@ -373,7 +375,10 @@ class Bash(Tool):
         if sandbox is not None and sandbox.settings.network_ask and ctx.sink is not None:
             sandbox.ask_hosts_with(host_asker(ctx.sink, asyncio.get_running_loop()))
         if args.run_in_background:
-            job = self.jobs.start(ctx.session_id, args.command, cwd=cwd, env=env, sandbox=sandbox)
+            cap = positive((ctx.config.get("limits") or {}).get("jobLogBytes"), JOB_LOG_BYTES)
+            job = self.jobs.start(
+                ctx.session_id, args.command, cwd=cwd, env=env, sandbox=sandbox, log_cap=int(cap)
+            )
             return {"jobId": job.id, "pid": job.proc.pid}
         timeout = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         return await run_command(
