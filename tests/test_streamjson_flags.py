@@ -168,3 +168,25 @@ def test_system_prompt_file_and_refused_flags_are_said(tmp_path, workspace, fake
         "--fallback-model is not supported: a failing model fails the turn",
         "agentls does not know --no-such-flag: ignored",
     ]
+
+
+def test_thinking_tokens_flag_and_control_request(tmp_path, workspace, fake_llm):
+    from tests.agent_client import use_fake_model
+
+    fake_llm.script(Reply(text="a"), Reply(text="b"))
+    use_fake_model(workspace, fake_llm, "anthropic")
+    env = server_env(tmp_path, ANTHROPIC_API_KEY="k")
+    base = [sys.executable, "-m", "server.cli", "--output-format", "stream-json", "--verbose"]
+    base += ["--input-format", "stream-json", "--max-thinking-tokens", "4096"]
+    off = {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 0}
+    for lines in (
+        [user("think")],
+        [{"type": "control_request", "request_id": "t", "request": off}, user("do not")],
+    ):
+        stdin = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        proc = subprocess.run(
+            base, input=stdin, capture_output=True, cwd=workspace, env=env, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr.decode()
+    first, second = (r.body for r in fake_llm.requests)
+    assert "thinking" in first and "thinking" not in second

@@ -36,7 +36,12 @@ from protocol.methods import (
 from protocol.updates import Usage
 from server.frontends.stdio import Chunks, StdinChunks, read_lines
 from server.frontends.streamjson_args import from_claude, to_claude
-from server.frontends.streamjson_cli import AUTO_REFUSED, ClaudeMode, session_mode
+from server.frontends.streamjson_cli import (
+    AUTO_REFUSED,
+    ClaudeMode,
+    session_mode,
+    thinking_options,
+)
 from server.frontends.streamjson_control import (
     control_error,
     control_success,
@@ -141,6 +146,8 @@ class StreamJsonDoor:
         self.opened = False
         self.failed = False
         self.waiting = 0
+        self.thinking: dict[str, Any] | None = None
+        """Prompt options from Claude Code's thinking settings (None: the config's)."""
         self.budget: float | None = None
         """`--max-budget-usd`: the cost (list prices) at which turns stop."""
         self.over_budget = False
@@ -382,6 +389,7 @@ class StreamJsonDoor:
 
     async def open_session(self) -> None:
         self.notes += [n for n in self.service.flags.get("sdkNotes") or [] if isinstance(n, str)]
+        self.thinking = thinking_options(self.service.flags.get("sdkThinking"))
         budget = self.service.flags.get("maxBudgetUsd")
         self.budget = float(budget) if isinstance(budget, int | float) else None
         schema = self.service.flags.get("structuredOutput")
@@ -558,6 +566,9 @@ class StreamJsonDoor:
             self.service.set_model(self.session_id, model)
             self.model = model
             return {}
+        if subtype == "set_max_thinking_tokens":
+            self.thinking = thinking_options((request.model_extra or {}).get("max_thinking_tokens"))
+            return {}
         if subtype == "mcp_status":
             from server.sessions.mcp import claude_statuses
 
@@ -650,7 +661,9 @@ class StreamJsonDoor:
                 )
             else:
                 outcome = await self.service.prompt(
-                    PromptParams.model_validate({"sessionId": self.session_id, "prompt": blocks})
+                    PromptParams.model_validate(
+                        {"sessionId": self.session_id, "prompt": blocks, "options": self.thinking}
+                    )
                 )
             if self.schema is not None:
                 outcome, value, problem = await self.structured(outcome, self.schema)

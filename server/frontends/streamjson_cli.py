@@ -104,6 +104,15 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
     if sources is not None:
         read = setting_sources(sources[-1], cwd, Path.home())
         out = merged(out, {**read.flags, "sdkNotes": read.notes})
+    thinking = getattr(args, dest("--thinking"), None) or []
+    tokens = getattr(args, dest("--max-thinking-tokens"), None) or []
+    if tokens:
+        try:
+            out["sdkThinking"] = int(tokens[-1])
+        except ValueError:
+            raise ValueError(f"--max-thinking-tokens takes a number, not {tokens[-1]!r}") from None
+    elif thinking and thinking[-1] in ("adaptive", "disabled"):
+        out["sdkThinking"] = thinking[-1]
     if getattr(args, dest("--fork-session"), False):
         out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)
@@ -132,6 +141,19 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"--system-prompt-file {path}: {exc}") from exc
     return out
+
+
+def thinking_options(tokens: Any) -> dict[str, Any] | None:
+    """Claude Code's thinking budget (`--max-thinking-tokens`, `set_max_thinking_tokens`,
+    `--thinking`) as prompt options: 0 or `disabled` turns thinking off, a number sets the
+    budget, `adaptive` turns it on; None leaves the config's choice."""
+    if tokens == "disabled" or tokens == 0:
+        return {"think": False}
+    if tokens == "adaptive":
+        return {"think": True}
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        return {"thinkingBudget": tokens}
+    return None
 
 
 def settings_of(args: argparse.Namespace) -> Initialized | None:

@@ -151,8 +151,8 @@ FLAGS: dict[str, Item] = {
     "--agents": H("as agents in initialize"),
     "--betas": R("--betas is not supported"),
     "--effort": R("--effort is not supported: use --think"),
-    "--thinking": R("--thinking is not supported: use --think"),
-    "--max-thinking-tokens": R("--max-thinking-tokens is not supported: use --thinking-budget"),
+    "--thinking": H("adaptive turns thinking on, disabled off (the model's own kind of thinking)"),
+    "--max-thinking-tokens": H("the thinking budget (0: thinking off)"),
     "--thinking-display": R("--thinking-display is not supported"),
     "--fallback-model": R("--fallback-model is not supported: a failing model fails the turn"),
     "--max-budget-usd": H(
@@ -190,7 +190,9 @@ CONTROL: dict[str, Item] = {
     "mcp_message": I("agentls sends it (SDK MCP servers)"),
     "elicitation": I("a request to the host; agentls sends none"),
     "request_user_dialog": I("a request to the host; agentls sends none"),
-    "set_max_thinking_tokens": R("set_max_thinking_tokens is not supported: use --think"),
+    "set_max_thinking_tokens": H(
+        "the thinking budget of the next turns (0: off, null: the config's)"
+    ),
     "rename_session": R("session titles are not supported"),
     "set_color": R("session colours are not supported"),
     "get_context_usage": R("get_context_usage is not supported"),
