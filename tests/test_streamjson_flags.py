@@ -190,3 +190,16 @@ def test_thinking_tokens_flag_and_control_request(tmp_path, workspace, fake_llm)
         assert proc.returncode == 0, proc.stderr.decode()
     first, second = (r.body for r in fake_llm.requests)
     assert "thinking" in first and "thinking" not in second
+
+
+def test_effort_is_a_thinking_level(tmp_path, workspace, fake_llm):
+    from tests.agent_client import use_fake_model
+
+    fake_llm.script(Reply(text="a"))
+    use_fake_model(workspace, fake_llm, "anthropic")
+    env = server_env(tmp_path, ANTHROPIC_API_KEY="k")
+    cmd = [sys.executable, "-m", "server.cli", "-p", "hi", "--effort", "high"]
+    proc = subprocess.run(cmd, capture_output=True, cwd=workspace, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    body = fake_llm.requests[0].body
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "high"}

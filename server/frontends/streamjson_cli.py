@@ -113,6 +113,9 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
             raise ValueError(f"--max-thinking-tokens takes a number, not {tokens[-1]!r}") from None
     elif thinking and thinking[-1] in ("adaptive", "disabled"):
         out["sdkThinking"] = thinking[-1]
+    efforts = getattr(args, dest("--effort"), None) or []
+    if efforts and efforts[-1] in EFFORTS and "sdkThinking" not in out:
+        out["sdkThinking"] = efforts[-1]
     if getattr(args, dest("--fork-session"), False):
         out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)
@@ -143,6 +146,10 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
     return out
 
 
+EFFORTS = {"low": "think", "medium": "think", "high": "hard", "xhigh": "ultra", "max": "ultra"}
+"""Claude Code's effort levels as agentls's thinking levels (`low` has none of its own)."""
+
+
 def thinking_options(tokens: Any) -> dict[str, Any] | None:
     """Claude Code's thinking budget (`--max-thinking-tokens`, `set_max_thinking_tokens`,
     `--thinking`) as prompt options: 0 or `disabled` turns thinking off, a number sets the
@@ -151,6 +158,8 @@ def thinking_options(tokens: Any) -> dict[str, Any] | None:
         return {"think": False}
     if tokens == "adaptive":
         return {"think": True}
+    if tokens in EFFORTS:
+        return {"think": EFFORTS[tokens]}
     if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
         return {"thinkingBudget": tokens}
     return None

@@ -150,7 +150,9 @@ FLAGS: dict[str, Item] = {
     "--agent": R("--agent is not supported: the session runs as the main agent"),
     "--agents": H("as agents in initialize"),
     "--betas": R("--betas is not supported"),
-    "--effort": R("--effort is not supported: use --think"),
+    "--effort": H(
+        "thinking at that effort: low and medium as --think, high as hard, xhigh and max as ultra"
+    ),
     "--thinking": H("adaptive turns thinking on, disabled off (the model's own kind of thinking)"),
     "--max-thinking-tokens": H("the thinking budget (0: thinking off)"),
     "--thinking-display": R("--thinking-display is not supported"),
