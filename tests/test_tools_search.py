@@ -96,13 +96,42 @@ async def test_grep_caps_per_file_and_total(ctx, tmp_path):
     put(tmp_path, {f"f{i:02d}.txt": "hit\n" * 12 for i in range(15)})
     result = await grep(ctx, "hit")
     assert (result["matchCount"], result["filesWithMatches"], result["truncated"]) == (
-        150,
+        180,
         15,
         True,
     )
     assert len(result["matches"]) == 100
     assert [m["file"] for m in result["matches"]].count("f00.txt") == 10
     assert result["matches"][-1] == {"file": "f09.txt", "line": 10, "content": "hit"}
+    assert result["truncatedFiles"] == [
+        {"file": f"f{i:02d}.txt", "matchCount": 12, "shown": 10 if i < 10 else 0}
+        for i in range(15)
+    ]
+    assert "offset=10 " in result["more"]
+
+
+async def test_grep_offset_resumes_at_the_first_line_left_out(ctx, tmp_path):
+    put(tmp_path, {"a.txt": "hit\n" * 12, "b.txt": "hit\n" * 3})
+    first = await grep(ctx, "hit", perFile=5)
+    assert [(m["file"], m["line"]) for m in first["matches"]] == [
+        *[("a.txt", n) for n in range(1, 6)],
+        *[("b.txt", n) for n in range(1, 4)],
+    ]
+    assert first["truncatedFiles"] == [{"file": "a.txt", "matchCount": 12, "shown": 5}]
+    assert "offset=5 " in first["more"]
+    rest = await grep(ctx, "hit", offset=5, perFile=100)
+    assert (rest["matchCount"], rest["truncated"], len(rest["matches"])) == (15, False, 10)
+    assert rest["matches"][0] == {"file": "a.txt", "line": 6, "content": "hit"}
+
+
+async def test_grep_offset_past_the_end_lists_nothing(ctx, tmp_path):
+    put(tmp_path, {"a.txt": "hit\n" * 3})
+    assert await grep(ctx, "hit", offset=3) == {
+        "matchCount": 3,
+        "filesWithMatches": 1,
+        "matches": [],
+        "truncated": False,
+    }
 
 
 async def test_grep_cuts_long_lines(ctx, tmp_path):

@@ -29,6 +29,7 @@ from .spawn import marked, started
 
 MAX_MATCHES = 100
 MAX_PER_FILE = 10
+MAX_TRUNCATED_FILES = 20
 MAX_LINE_CHARS = 200
 LINE_CAP = 256 * 1024
 """The most of one rg output line held; a longer one keeps its head and its line number."""
@@ -166,25 +167,58 @@ class GrepInput(ToolInput):
     )
     glob: str | None = Field(default=None, description="Only search files matching, e.g. `*.py`.")
     caseSensitive: bool = Field(default=True, description="False for a case-insensitive search.")
+    offset: int = Field(
+        default=0, ge=0, description="Skip this many matching lines first (counted in file order)."
+    )
+    perFile: int = Field(
+        default=MAX_PER_FILE,
+        ge=1,
+        le=MAX_MATCHES,
+        description=f"Most matching lines shown per file (default {MAX_PER_FILE}).",
+    )
+
+
+class _File:
+    """One file's matching lines: how many, how many skipped by `offset`, how many shown."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = self.skipped = self.shown = 0
+
+    def cut(self) -> bool:
+        return self.count > self.skipped + self.shown
 
 
 class _Matches:
-    """Accumulates rg `--json` messages into the grep result."""
+    """Accumulates rg `--json` messages into the grep result; every matching line is counted,
+    only those past `offset` and within the caps are kept."""
 
-    def __init__(self, ctx: ToolContext, base: Path) -> None:
+    def __init__(self, ctx: ToolContext, base: Path, args: GrepInput) -> None:
         self.ctx, self.base = ctx, base
+        self.offset, self.per_file = args.offset, args.perFile
         self.count = 0
-        self.files = 0
+        self.files: list[_File] = []
         self.matches: list[dict[str, Any]] = []
+        self.resume: int | None = None
+        """The offset that lists the first line left out (and none before it again)."""
 
     def feed(self, line: bytes) -> None:
         if line.startswith(b'{"type":"begin"'):
-            self.files += 1
-        elif line.startswith(b'{"type":"match"'):
-            self.count += 1
-            if len(self.matches) < MAX_MATCHES:
-                data = _long_match(line) if isinstance(line, LongLine) else json.loads(line)["data"]
-                self.matches.append(self._match(data))
+            self.files.append(_File(_begin_path(line)))
+        elif line.startswith(b'{"type":"match"') and self.files:
+            self._count(self.files[-1], line)
+
+    def _count(self, file: _File, line: bytes) -> None:
+        self.count += 1
+        file.count += 1
+        if self.count <= self.offset:
+            file.skipped += 1
+        elif file.shown < self.per_file and len(self.matches) < MAX_MATCHES:
+            file.shown += 1
+            data = _long_match(line) if isinstance(line, LongLine) else json.loads(line)["data"]
+            self.matches.append(self._match(data))
+        elif self.resume is None:
+            self.resume = self.count - 1
 
     def _match(self, data: dict[str, Any]) -> dict[str, Any]:
         text = _text(data["lines"]).rstrip("\r\n")
@@ -197,12 +231,35 @@ class _Matches:
         }
 
     def result(self) -> dict[str, Any]:
-        return {
+        shown = len(self.matches)
+        result: dict[str, Any] = {
             "matchCount": self.count,
-            "filesWithMatches": self.files,
+            "filesWithMatches": len(self.files),
             "matches": self.matches,
-            "truncated": self.count > len(self.matches),
+            "truncated": self.count > self.offset + shown,
         }
+        if result["truncated"]:
+            cut = [f for f in self.files if f.cut()]
+            result["truncatedFiles"] = [
+                {"file": self._name(f), "matchCount": f.count, "shown": f.shown}
+                for f in cut[:MAX_TRUNCATED_FILES]
+            ]
+            result["more"] = self._more(shown, len(cut))
+        return result
+
+    def _name(self, file: _File) -> str:
+        return display_path(self.ctx, self.base / file.name)
+
+    def _more(self, shown: int, cut_files: int) -> str:
+        listed = ""
+        if cut_files > MAX_TRUNCATED_FILES:
+            listed = f" {cut_files} files were cut; truncatedFiles lists {MAX_TRUNCATED_FILES}."
+        return (
+            f"{shown} of {self.count} matching lines shown (at most {self.per_file} per file and "
+            f"{MAX_MATCHES} in all).{listed} For more, call grep again with "
+            f"offset={self.resume} to skip the lines already shown, or with a larger "
+            f"perFile (up to {MAX_MATCHES}), or narrow it with path or glob."
+        )
 
 
 def _long_match(line: LongLine) -> dict[str, Any]:
@@ -228,6 +285,12 @@ def _json_text(escaped: str) -> str:
     return ""
 
 
+def _begin_path(line: bytes) -> str:
+    if isinstance(line, LongLine):  # a path longer than LINE_CAP: not one a model names
+        return "<unknown>"
+    return _text(json.loads(line)["data"]["path"])
+
+
 def _text(field: dict[str, Any]) -> str:
     # rg sends non-UTF-8 data as base64 under "bytes"; show a placeholder rather than garbage.
     return field.get("text", "<non-UTF-8 data>")
@@ -241,10 +304,13 @@ class Grep(Tool):
         "Search file contents for a regular expression (ripgrep, Rust regex syntax) under `path` "
         "(default: the workspace). Honours .gitignore and skips hidden files and directories "
         "and `.env*` files. "
-        "Returns {matchCount, filesWithMatches, matches: [{file, line, content}], truncated}: at "
-        "most 100 matches in total and 10 per file, lines cut at 200 characters. When truncated, "
-        "narrow with `path`, `glob` (e.g. `*.py`, `src/**/*.ts`) or a more specific pattern; "
-        "then read_file with an offset around the line you need."
+        "Returns {matchCount, filesWithMatches, matches: [{file, line, content}], truncated}: "
+        "matchCount counts every matching line; at most 100 are listed in all and `perFile` "
+        "(default 10, up to 100) per file, lines cut at 200 characters. When truncated, "
+        "`truncatedFiles` gives each cut file's {file, matchCount, shown} and `more` says how "
+        "to get the rest: `offset` skips that many matching lines (in file order), a larger "
+        "`perFile` lists more of each file, and `path`, `glob` (e.g. `*.py`, `src/**/*.ts`) or "
+        "a more specific pattern narrow the search. Count with matchCount, not the list."
     )
     Input = GrepInput
     read_only = True
@@ -260,13 +326,13 @@ class Grep(Tool):
     async def run(self, ctx: ToolContext, args: GrepInput) -> dict[str, Any]:
         root = _search_root(ctx, args.path)
         cwd, target = (root, ".") if root.is_dir() else (root.parent, root.name)
-        rg_args = ["--json", "--sort", "path", "--max-count", str(MAX_PER_FILE)]
+        rg_args = ["--json", "--sort", "path"]
         if not args.caseSensitive:
             rg_args.append("--ignore-case")
         if args.glob:
             rg_args += ["--glob", args.glob]
         rg_args += [*NO_SECRETS, "--regexp", args.pattern, "--", target]
-        found = _Matches(ctx, cwd)
+        found = _Matches(ctx, cwd, args)
         code, stderr = await run_rg(rg_args, cwd, found.feed)
         if code == 2 and found.count == 0:
             raise ToolError(f"grep failed: {stderr or 'ripgrep exited with status 2'}")
