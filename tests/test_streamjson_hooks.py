@@ -242,3 +242,25 @@ async def test_a_hooks_allow_does_not_answer_an_ask_rule(tmp_path, workspace, fa
     )
     await run(opts)
     assert asked == ["git push"]
+
+
+async def test_hook_events_frame_each_call(tmp_path, workspace, fake_llm):
+    fake_llm.script(Reply(text="done"))
+
+    async def prompt(hook_input, tool_use_id, context):
+        return {}
+
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        include_hook_events=True,
+        hooks={"UserPromptSubmit": [HookMatcher(hooks=[prompt])]},
+    )
+    messages = await run(opts)
+    frames = [m.data for m in messages if getattr(m, "subtype", "").startswith("hook_")]
+    assert [(f["subtype"], f["hook_event"]) for f in frames] == [
+        ("hook_started", "UserPromptSubmit"),
+        ("hook_response", "UserPromptSubmit"),
+    ]
+    assert frames[1]["outcome"] == "success" and frames[0]["hook_id"] == frames[1]["hook_id"]

@@ -371,7 +371,9 @@ class StreamJsonDoor:
             request_id = message.request_id
             read = read_initialize(message.request.model_dump(exclude_unset=True))
             if read.hooks:
-                read.flags["sdkHooks"] = {"matchers": read.hooks, "call": hook_caller(self)}
+                events = bool(self.service.flags.get("sdkHookEvents"))
+                call = hook_caller(self, events=events)
+                read.flags["sdkHooks"] = {"matchers": read.hooks, "call": call}
             self.service.flags = merged(self.service.flags, read.flags)
             self.notes += read.notes
             self.init_answer = read.answer

@@ -116,6 +116,8 @@ def flags(args: argparse.Namespace, cwd: Path, base: dict[str, Any]) -> dict[str
     efforts = getattr(args, dest("--effort"), None) or []
     if efforts and efforts[-1] in EFFORTS and "sdkThinking" not in out:
         out["sdkThinking"] = efforts[-1]
+    if getattr(args, dest("--include-hook-events"), False):
+        out["sdkHookEvents"] = True
     if getattr(args, dest("--fork-session"), False):
         out["forkSession"] = True
     budgets = getattr(args, dest("--max-budget-usd"), None)

@@ -5,23 +5,50 @@ agentls's) and SDK MCP servers (`type: sdk`: each JSON-RPC message in a `mcp_mes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Protocol
 
 from server.agent.hooks import Call, HookFailed
 from server.frontends.streamjson_args import from_claude, to_claude
-from server.frontends.streamjson_frames import cc_tool_name
+from server.frontends.streamjson_frames import cc_tool_name, new_uuid
 from server.mcp.sdk import Bridge
 
 
 class Channel(Protocol):
+    session_id: str
+
     async def exchange(self, request: dict[str, Any], *, asks: bool = True) -> dict[str, Any]: ...
 
     def cwd(self) -> Path: ...
 
+    def write(self, frame: dict[str, Any]) -> None: ...
 
-def hook_caller(door: Channel) -> Call:
+
+def hook_caller(door: Channel, *, events: bool = False) -> Call:
+    """`events`: write `hook_started` / `hook_response` frames around each call
+    (`--include-hook-events`)."""
+
     async def call(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict:
+        if not events:
+            return await ask_host(callback_id, payload, tool_use_id)
+        event = str(payload.get("hook_event_name", ""))
+        tool = payload.get("tool_name")
+        name = f"{event}:{cc_tool_name(tool)}" if isinstance(tool, str) else event
+        hook = {"hook_id": new_uuid(), "hook_name": name, "hook_event": event}
+        door.write(frame("hook_started", hook, door.session_id))
+        outcome, output = "error", {}
+        try:
+            output = await ask_host(callback_id, payload, tool_use_id)
+            outcome = "success"
+            return output
+        finally:
+            shown = {"output": json.dumps(output), "stdout": "", "stderr": "", "outcome": outcome}
+            door.write(frame("hook_response", {**hook, **shown}, door.session_id))
+
+    async def ask_host(
+        callback_id: str, payload: dict[str, Any], tool_use_id: str | None
+    ) -> dict[str, Any]:
         tool = payload.get("tool_name")
         sent = dict(payload)
         if isinstance(tool, str):
@@ -46,6 +73,16 @@ def hook_caller(door: Channel) -> Call:
         return output
 
     return call
+
+
+def frame(subtype: str, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
+    return {
+        "type": "system",
+        "subtype": subtype,
+        **fields,
+        "uuid": new_uuid(),
+        "session_id": session_id,
+    }
 
 
 def with_bridges(flags: dict[str, Any], door: Channel) -> dict[str, Any]:

@@ -165,7 +165,9 @@ FLAGS: dict[str, Item] = {
     "--json-schema": H("as jsonSchema in initialize"),
     "--plugin-dir": R("plugins are not supported: none are loaded"),
     "--plugin-dir-no-mcp": R("plugins are not supported: none are loaded"),
-    "--include-hook-events": R("hook_started / hook_response frames are not written", value=False),
+    "--include-hook-events": H(
+        "hook_started / hook_response frames around each SDK hook call", value=False
+    ),
     "--await-initialize": H("the session opens after the initialize request", value=False),
     "--initialize-fields": I("agentls reads every field of the initialize request"),
     "--no-session-persistence": R("sessions are always stored", value=False),
