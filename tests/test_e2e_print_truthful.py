@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 from tests.agent_client import server_env
 from tests.trust_fixture import clone
@@ -74,3 +76,24 @@ def test_grep_says_what_it_left_out_and_gives_the_rest(tmp_path, workspace, fake
         ],
         "truncated": False,
     }
+
+
+def edit_version() -> FakeToolCall:
+    return FakeToolCall(
+        "edit_file", {"path": "six.py", "old_string": "1.17.0", "new_string": "1.17.1"}, id="edit"
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="-p says nothing of a refused call and exits 0")
+def test_a_refused_edit_is_reported_on_stderr_and_the_exit_code(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm)
+    (workspace / "six.py").write_text('__version__ = "1.17.0"\n')
+    fake_llm.script(Reply(tool_calls=[edit_version()]), Reply(text="Could not edit six.py."))
+    proc = run_print(tmp_path, workspace)
+    assert (workspace / "six.py").read_text() == '__version__ = "1.17.0"\n'
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "agentls: refused Edit six.py: the default permission mode asks before edits and -p "
+        "has no one to answer; to allow it, run with --permission-mode acceptEdits or "
+        "--allowedTools Edit"
+    ]
