@@ -224,6 +224,11 @@ class WorkspaceTrust(WireModel):
     """The workspace folder, as the user would add it to `trustedProjects`."""
     ignored: list[str]
     """What was ignored, in words (`permissions.mode (bypassPermissions)`, `skill x: allowed-tools`)."""
+    broad: bool | None = None
+    """The workspace is the home folder, `/` or a folder above the home folder (an editor with
+    no folder open): no command runs unasked there and no `trustedProjects` entry trusts it. Sent
+    at the first turn whether or not anything was ignored; a client may propose opening a
+    project folder instead of offering to trust this one."""
 
 
 class StoreWarning(WireModel):

@@ -351,11 +351,15 @@ def remember(state: PermissionState, decision: Decision, kind: str) -> None:
 
 
 def trust_notice(
-    cwd: Path, config: dict[str, Any], skills: SkillCatalog | None
+    cwd: Path, config: dict[str, Any], skills: SkillCatalog | None, *, broad: bool = False
 ) -> WorkspaceTrust | None:
-    """What an untrusted workspace asked for and did not get, for the client to show."""
+    """What an untrusted workspace asked for and did not get, for the client to show; always
+    said for a `broad` workspace (the home folder or above), where every command asks."""
     trusted, ignored = verdict(config)
-    if trusted:
+    if trusted and not broad:
         return None
-    ignored += [f"skill {name}: allowed-tools" for name in ungranted(skills)]
-    return WorkspaceTrust(trusted=False, cwd=str(cwd), ignored=ignored) if ignored else None
+    if not trusted:
+        ignored += [f"skill {name}: allowed-tools" for name in ungranted(skills)]
+    if not ignored and not broad:
+        return None
+    return WorkspaceTrust(trusted=trusted, cwd=str(cwd), ignored=ignored, broad=broad or None)

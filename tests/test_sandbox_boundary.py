@@ -89,7 +89,7 @@ class Door:
                 await asyncio.to_thread(self._print)
 
     async def _jsonrpc(self, new: dict[str, Any], args: tuple[str, ...]) -> None:
-        client = AgentClient()
+        client = self.client = AgentClient()
         client.on_permission = lambda p: {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
         await client.start(self.env, *args)
         try:
@@ -104,7 +104,7 @@ class Door:
         self.requests = client.permission_requests
 
     async def _acp(self) -> None:
-        editor = Editor()
+        editor = self.editor = Editor()
         editor.on_permission = lambda r: schema.RequestPermissionResponse(
             outcome=schema.AllowedOutcome(outcome="selected", option_id="reject_once")
         )
@@ -485,3 +485,28 @@ async def test_a_sandboxed_command_leaves_the_runtime_dir_private_for_the_reside
     resident = Door("resident", home, workspace, run_dir)
     await resident.turn(fake_llm, [bash("echo in > made.txt")])
     assert (workspace / "made.txt").read_text() == "in\n"
+
+
+@pytest.mark.parametrize("door", ["serve", "acp"])
+async def test_the_home_folder_as_the_workspace_is_said_with_a_project_folder_proposed(
+    door, home, run_dir, fake_llm
+):
+    write_json(
+        home / "config" / "agentls" / "config.json",
+        {"llm": {"provider": "openai", "model": "gpt-5.5", "maxRetries": 0,
+                 "baseUrl": fake_llm.openai_base_url}},
+    )
+    runner = Door(door, home, home, run_dir)
+    await runner.turn(fake_llm, [])
+    if door == "serve":
+        notes = [u["update"] for u in runner.client.updates if u["update"]["kind"] == "workspace_trust"]
+        assert notes == [
+            {"kind": "workspace_trust", "trusted": False, "cwd": str(home), "ignored": [], "broad": True}
+        ]
+    else:
+        said = "".join(
+            u.content.text for u in runner.editor.updates
+            if u.session_update == "agent_message_chunk" and hasattr(u.content, "text")
+        )
+        assert f"agentls is working in {home}, your home folder" in said
+        assert "Open a project folder" in said

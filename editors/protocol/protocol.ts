@@ -1359,6 +1359,13 @@ export interface StreamRetry {
  */
 export interface WorkspaceTrust {
   /**
+   * The workspace is the home folder, `/` or a folder above the home folder (an editor with
+   * no folder open): no command runs unasked there and no `trustedProjects` entry trusts it. Sent
+   * at the first turn whether or not anything was ignored; a client may propose opening a
+   * project folder instead of offering to trust this one.
+   */
+  broad?: boolean | null;
+  /**
    * The workspace folder, as the user would add it to `trustedProjects`.
    */
   cwd: string;

@@ -48,6 +48,7 @@ from server.tools.base import FileAccess, Tool, ToolContext
 from server.tools.checkpoint_store import Checkpoints
 from server.tools.names import disallowed
 from server.tools.sandbox import make_sandbox
+from server.trust import is_broad
 from server.turn import SessionSpec, TurnInput, TurnOutcome, TurnSink
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,9 @@ class NativeEngine:
             instructions=Instructions.from_config(spec.cwd, home, spec.config),
             environ=self._environ,
         )
-        session.notices.extend(filter(None, [trust_notice(spec.cwd, spec.config, skills)]))
+        broad = is_broad(spec.cwd, home)
+        notice = trust_notice(spec.cwd, spec.config, skills, broad=broad)
+        session.notices.extend(filter(None, [notice]))
         if not self._tools:
             self._add_task_tools(session)
         profile = self._profile(session, spec.subagent) if spec.subagent else None

@@ -115,6 +115,11 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
     """ACP has no notice: the note goes out as agent text, which every client shows, with the
     update itself in `_meta` for clients that render it their own way."""
     ignored = "; ".join(update.ignored)
+    if update.broad:
+        words = f"**{BROAD_WORDS.format(cwd=update.cwd)}**\n\n"
+        if ignored:
+            words += f"Its project files asked for what agentls ignored: {ignored}.\n\n"
+        return note(words, "workspaceTrust", update)
     words = (
         f"**This folder is not trusted**, so agentls ignored what its project files asked for: "
         f'{ignored}. To trust it, add `{update.cwd}` to `"trustedProjects"` in your user '
@@ -122,6 +127,13 @@ def trust_notice(update: WorkspaceTrust) -> acp.AgentMessageChunk:
         f"new sessions then get the project's settings.\n\n"
     )
     return note(words, "workspaceTrust", update)
+
+
+BROAD_WORDS = (
+    "agentls is working in {cwd}, your home folder or a folder above it: every command asks "
+    "before it runs, and no folder rule trusts it. Open a project folder to let sandboxed "
+    "commands run unasked."
+)
 
 
 def plan(update: Plan) -> acp.AgentPlanUpdate:

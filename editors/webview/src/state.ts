@@ -10,7 +10,7 @@ import type {
 } from "../../protocol/protocol";
 import type { HostToPanel } from "./messages";
 import type { Item, PanelState, ToolItem } from "./model";
-import { benignNote, BENIGN_NOTES, fmt, mcpWords, outcomeCode, REPORT_WORDS, trustWords } from "./words";
+import { benignNote, BENIGN_NOTES, broadWords, fmt, mcpWords, outcomeCode, REPORT_WORDS, trustWords } from "./words";
 
 export type * from "./model";
 export { benignNote, BENIGN_NOTES, deniedText, fmt, permissionWords, TERMINAL_WORDS, usageText, userRejected } from "./words";
@@ -291,7 +291,8 @@ function applyKind(state: PanelState, turnId: string, u: SessionUpdate): void {
       add(state, { kind: "note", turnId, text: mcpWords(u.server, u.status, u.tools ?? undefined, u.error ?? undefined) });
       return;
     case "workspace_trust":
-      add(state, { kind: "note", turnId, text: trustWords(u.ignored), trust: !u.trusted });
+      if (u.broad) add(state, { kind: "note", turnId, text: broadWords(u.cwd, u.ignored) });
+      else add(state, { kind: "note", turnId, text: trustWords(u.ignored), trust: !u.trusted });
       return;
     case "store_warning":
       add(state, { kind: "note", turnId, text: `Could not save this session (${u.error}); it goes on in memory.` });

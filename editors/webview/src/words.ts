@@ -84,6 +84,14 @@ export function trustWords(ignored: string[]): string {
   return `This folder is not trusted, so its settings were ignored: ${ignored.join("; ")}.`;
 }
 
+/** The workspace is the home folder (or above it): every command asks; a project folder would not. */
+export function broadWords(cwd: string, ignored: string[]): string {
+  const words =
+    `agentls is working in ${cwd}, your home folder or a folder above it: every command asks before it runs, ` +
+    "and no folder rule trusts it. Open a project folder to let sandboxed commands run unasked.";
+  return ignored.length ? `${words} Its settings were ignored: ${ignored.join("; ")}.` : words;
+}
+
 export function mcpWords(server: string, status: string, tools?: number, error?: string): string {
   const what = status === "connected" && tools !== undefined ? `connected (${tools} tool${tools === 1 ? "" : "s"})` : status;
   return `MCP server ${server}: ${what}${error ? ` — ${error}` : ""}`;

@@ -88,6 +88,20 @@ test("a rewind marks the turn's and the later turns' offers as undone, with a no
   assert.equal((state.items.at(-1) as { text: string }).text, "Rewound to before this turn: 1 file restored.");
 });
 
+test("the home folder as the workspace gets a note that proposes a project folder, not a trust button", () => {
+  const state = initialState();
+  reduce(state, { type: "session", session: { ...fixture("session_new.json").result, sessionId: "s" }, cwd: "/home/dev" });
+  const update = { kind: "workspace_trust" as const, trusted: true, cwd: "/home/dev", ignored: [] as string[], broad: true };
+  reduce(state, { type: "update", params: { sessionId: "s", turnId: "t1", seq: 1, update } });
+  assert.deepEqual(strip(state.items), [
+    {
+      kind: "note", turnId: "t1",
+      text: "agentls is working in /home/dev, your home folder or a folder above it: every command asks before it runs, " +
+        "and no folder rule trusts it. Open a project folder to let sandboxed commands run unasked.",
+    },
+  ]);
+});
+
 test("every update kind in the fixtures is one the panel handles", () => {
   const kinds = new Set(updateFixtures().map((u) => u.update.kind));
   for (const kind of kinds) assert.ok(HANDLED_KINDS.includes(kind), `the panel does not handle ${kind}`);

@@ -62,7 +62,7 @@ public sealed interface SessionUpdate {
     record McpStatus(String server, String status, String error, Integer tools) implements SessionUpdate {}
 
     /** The workspace is not trusted: what its config and skills asked for and did not get. */
-    record WorkspaceTrust(boolean trusted, String cwd, List<String> ignored) implements SessionUpdate {}
+    record WorkspaceTrust(boolean trusted, String cwd, List<String> ignored, Boolean broad) implements SessionUpdate {}
 
     /** The session store could not write; the session goes on in memory, {@code pending} writes wait. */
     record StoreWarning(String error, int pending) implements SessionUpdate {}
