@@ -35,6 +35,15 @@ def run(tmp_path, workspace, fake_llm, *args, lines=None, stdin=None):
     return [json.loads(line) for line in proc.stdout.decode().splitlines()], proc
 
 
+def notes_in(contents: list[str]) -> list[str]:
+    """The warnings of `system/informational` frames (one frame lists several as `- ` lines)."""
+    found = []
+    for content in contents:
+        lines = content.split("\n")
+        found += [line[2:] for line in lines[1:]] if len(lines) > 1 else lines
+    return found
+
+
 def user(text):
     return {"type": "user", "message": {"role": "user", "content": text}}
 
@@ -163,7 +172,7 @@ def test_system_prompt_file_and_refused_flags_are_said(tmp_path, workspace, fake
     )
     assert proc.returncode == 0
     assert fake_llm.requests[0].body["messages"][0]["content"] == "You review code."
-    said = [f["content"] for f in frames if f.get("subtype") == "informational"]
+    said = notes_in([f["content"] for f in frames if f.get("subtype") == "informational"])
     assert said == [
         "--fallback-model is not supported: a failing model fails the turn",
         "agentls does not know --no-such-flag: ignored",

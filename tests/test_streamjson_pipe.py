@@ -270,6 +270,8 @@ def test_unknown_flags_are_ignored(tmp_path, workspace):
 
 
 def test_sdk_options_transcript(tmp_path, workspace):
+    from tests.test_streamjson_flags import notes_in
+
     """Warnings for what is not done, and a structured output that never satisfies its schema:
     frames the SDKs' types must accept (the golden file is type-checked)."""
     initialize = {
@@ -281,7 +283,7 @@ def test_sdk_options_transcript(tmp_path, workspace):
     lines = [{"type": "control_request", "request_id": "i", "request": initialize}, user("hi")]
     proc = run(tmp_path, workspace, lines, *stream("--permission-mode", "auto"))
     got = frames(proc)
-    notes = [f["content"] for f in got if f.get("subtype") == "informational"]
+    notes = notes_in([f["content"] for f in got if f.get("subtype") == "informational"])
     assert notes == [
         "Permission mode 'auto' (a classifier approves calls) is not available in agentls: "
         "running in 'default', which asks before edits, commands and fetches.",

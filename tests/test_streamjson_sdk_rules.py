@@ -8,6 +8,7 @@ import json
 from claude_agent_sdk import ClaudeSDKClient, PermissionResultDeny, ResultMessage
 
 from server.testing.fake_llm import FakeToolCall, Reply
+from tests.test_streamjson_flags import notes_in
 from tests.test_streamjson_sdk import collect, options
 
 
@@ -80,7 +81,9 @@ async def test_settings_permission_rules_apply_and_the_rest_is_named(tmp_path, w
     )
     messages = await collect("clean up", opts)
     assert victim.read_text() == "keep me\n"
-    said = [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    said = notes_in(
+        [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    )
     assert said == ["settings not applied: env"]
 
 
@@ -105,12 +108,16 @@ async def test_setting_sources_read_the_rules_of_claude_settings(tmp_path, works
     )
     messages = await collect("clean up", opts)
     assert victim.read_text() == "keep me\n"
-    said = [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    said = notes_in(
+        [m.data["content"] for m in messages if getattr(m, "subtype", "") == "informational"]
+    )
     assert said == [
         f"{workspace / '.claude' / 'settings.json'}: allow rules not applied (a project's settings only narrow)"
     ]
     empty = await collect("hi", options(tmp_path, workspace, fake_llm, setting_sources=[]))
-    notes = [m.data["content"] for m in empty if getattr(m, "subtype", "") == "informational"]
+    notes = notes_in(
+        [m.data["content"] for m in empty if getattr(m, "subtype", "") == "informational"]
+    )
     assert any("CLAUDE.md still load" in n for n in notes) and empty[-1].result == "hi"
 
 

@@ -8,6 +8,7 @@ import pytest
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.mcp_servers import demo_entry
 from tests.node_clients import require_clients
+from tests.test_streamjson_flags import notes_in
 from tests.test_ts_claude_sdk import messages, run_query
 
 
@@ -21,7 +22,8 @@ def system_prompt(fake_llm, request=0) -> str:
 
 
 def warnings(events) -> list[str]:
-    return [m["content"] for m in messages(events, "system") if m["subtype"] == "informational"]
+    contents = [m["content"] for m in messages(events, "system") if m["subtype"] == "informational"]
+    return notes_in(contents)
 
 
 def test_a_custom_system_prompt_and_an_appended_one(tmp_path, workspace, fake_llm):

@@ -596,18 +596,21 @@ class StreamJsonDoor:
         return "dontAsk" if self.dont_ask and current == "default" else current
 
     def write_notes(self) -> None:
-        for note in self.notes:
-            self.write(
-                {
-                    "type": "system",
-                    "subtype": "informational",
-                    "content": note,
-                    "level": "warning",
-                    "session_id": self.session_id,
-                    "uuid": new_uuid(),
-                }
-            )
-        self.notes = []
+        """What the run was asked for and does not do, in one warning frame."""
+        if not self.notes:
+            return
+        notes, self.notes = list(dict.fromkeys(self.notes)), []
+        content = notes[0] if len(notes) == 1 else NOTES_HEAD + "".join(f"\n- {n}" for n in notes)
+        self.write(
+            {
+                "type": "system",
+                "subtype": "informational",
+                "content": content,
+                "level": "warning",
+                "session_id": self.session_id,
+                "uuid": new_uuid(),
+            }
+        )
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -720,6 +723,7 @@ class StreamJsonDoor:
         return 1 if result["is_error"] else 0
 
 
+NOTES_HEAD = "agentls does not do all this session asked for:"
 FORK_REFUSED = (
     "--fork-session is not supported: agentls cannot copy a session, and resuming without it "
     "would change the original"
