@@ -97,3 +97,39 @@ def test_a_refused_edit_is_reported_on_stderr_and_the_exit_code(tmp_path, worksp
         "has no one to answer; to allow it, run with --permission-mode acceptEdits or "
         "--allowedTools Edit"
     ]
+
+
+@pytest.mark.xfail(strict=True, reason="the model's word is the answer, whatever its edits did")
+def test_the_answer_after_a_refused_edit_says_it_was_not_done(tmp_path, workspace, fake_llm):
+    clone(workspace, fake_llm)
+    (workspace / "six.py").write_text('__version__ = "1.17.0"\n')
+    done = "Done: version in six.py now says 1.17.1."
+    fake_llm.script(Reply(tool_calls=[edit_version()]), Reply(text=done))
+    proc = run_print(tmp_path, workspace)
+    assert proc.stdout == (
+        f"{done}\n\nNot done: edit_file six.py was refused (Not allowed: this call needs the "
+        "user's approval and no one can answer.)\n"
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="the model's word is the answer, whatever its edits did")
+def test_the_answer_after_a_failed_edit_says_so_unless_a_retry_made_it(
+    tmp_path, workspace, fake_llm
+):
+    clone(workspace, fake_llm)
+    (workspace / "six.py").write_text('__version__ = "1.17.0"\n')
+    wrong = FakeToolCall(
+        "edit_file", {"path": "six.py", "old_string": "1.16.0", "new_string": "1.17.1"}, id="bad"
+    )
+    fake_llm.script(Reply(tool_calls=[wrong]), Reply(text="Done."))
+    failed = run_print(tmp_path, workspace, "--permission-mode", "acceptEdits")
+    assert failed.stdout == (
+        f"Done.\n\nNot done: edit_file six.py failed (old_string was not found in "
+        f"{workspace / 'six.py'}.)\n"
+    )
+    fake_llm.script(
+        Reply(tool_calls=[wrong]), Reply(tool_calls=[edit_version()]), Reply(text="Done.")
+    )
+    retried = run_print(tmp_path, workspace, "--permission-mode", "acceptEdits")
+    assert retried.stdout == "Done.\n"
+    assert (workspace / "six.py").read_text() == '__version__ = "1.17.1"\n'
