@@ -264,3 +264,35 @@ async def test_hook_events_frame_each_call(tmp_path, workspace, fake_llm):
         ("hook_response", "UserPromptSubmit"),
     ]
     assert frames[1]["outcome"] == "success" and frames[0]["hook_id"] == frames[1]["hook_id"]
+
+
+async def test_permission_request_hooks_answer_for_the_user(tmp_path, workspace, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[FakeToolCall("write_file", {"path": "a.txt", "content": "x"})]),
+        Reply(tool_calls=[FakeToolCall("bash", {"command": "touch b.txt"})]),
+        Reply(text="done"),
+    )
+    asked, seen = [], []
+
+    async def decide(hook_input, tool_use_id, context):
+        seen.append((hook_input["tool_name"], hook_input["tool_input"]))
+        behavior = "allow" if hook_input["tool_name"] == "Write" else "deny"
+        decision = {"behavior": behavior, "message": "no commands"}
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+    async def can_use_tool(name, tool_input, context):
+        asked.append(name)
+        return PermissionResultAllow()
+
+    opts = options(
+        tmp_path,
+        workspace,
+        fake_llm,
+        can_use_tool=can_use_tool,
+        hooks={"PermissionRequest": [HookMatcher(hooks=[decide])]},
+    )
+    await run(opts)
+    assert asked == [] and (workspace / "a.txt").read_text() == "x"
+    assert not (workspace / "b.txt").exists()
+    assert seen[0] == ("Write", {"file_path": str(workspace / "a.txt"), "content": "x"})
+    assert "no commands" in tool_results(fake_llm, 2)[-1]

@@ -5,7 +5,8 @@ stream-json door: `{"matchers": {event: [{matcher, hookCallbackIds, timeout, onF
 "call": async (callback_id, input, tool_use_id) -> output}`).
 
 Events: PreToolUse (permissionDecision allow/deny/ask, updatedInput, which is judged again as
-the call it describes), PostToolUse (additionalContext, a block reason, updatedMCPToolOutput),
+the call it describes), PermissionRequest (a decision answering the user's question, its
+updatedInput judged again as a user's is), PostToolUse (additionalContext, a block reason, updatedMCPToolOutput),
 UserPromptSubmit (block the prompt, additionalContext), Stop (block: the turn goes on with the
 reason), SessionStart (additionalContext). A hook that fails or times out is skipped, unless
 its matcher says `onFailure: block`: then it blocks what it guards.
@@ -26,9 +27,16 @@ from server.tools.names import CLAUDE_CODE_NAMES
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PermissionRequest",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+)
 """The events agentls calls hooks for."""
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest")
 DEFAULT_TIMEOUT = 60.0
 
 Call = Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]
@@ -56,6 +64,9 @@ class Verdict:
     stop: str | None = None
     """`continue: false`: the turn ends, with this reason."""
     updated_output: Any = None
+    answer: dict[str, Any] | None = None
+    """PermissionRequest: `{behavior: allow, updatedInput?}` or `{behavior: deny, message?}`
+    answering the question for the user (a deny over an allow)."""
 
 
 RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
@@ -171,6 +182,10 @@ def _merge(verdict: Verdict, output: dict[str, Any]) -> None:
         verdict.context.append(context)
     if "updatedMCPToolOutput" in specific:
         verdict.updated_output = specific["updatedMCPToolOutput"]
+    answer = specific.get("decision")
+    if isinstance(answer, dict) and answer.get("behavior") in ("allow", "deny"):
+        if verdict.answer is None or answer["behavior"] == "deny":
+            verdict.answer = answer
 
 
 def _rank(verdict: Verdict, permission: Literal["allow", "deny", "ask"], reason: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from protocol.methods import ToolCallRef
+from protocol.methods import RequestPermissionResult, ToolCallRef
 from protocol.updates import Diff, Location, ToolCall, ToolCallUpdate, ToolKind, ToolStatus
 from server import permissions
 from server.agent import rules
@@ -232,6 +232,36 @@ async def _check_permission(
     return await _ask(session, tool, args, asked, sink, ruled)
 
 
+async def _permission_request(
+    session: AgentSession, tool: Tool, asked: Asked
+) -> RequestPermissionResult | None:
+    """A PermissionRequest hook's answer to the question, as the user's would be (None: the
+    user is asked)."""
+    hooks = session_hooks(session)
+    if hooks is None:
+        return None
+    call = asked.call
+    fields = {"tool_name": tool.name, "tool_input": asked.shown, "tool_use_id": call.id}
+    verdict = await hooks.run("PermissionRequest", fields, tool=tool.name, tool_use_id=call.id)
+    answer = verdict.answer
+    if answer is None:
+        return None
+    allowed = answer["behavior"] == "allow"
+    updated = answer.get("updatedInput") if allowed else None
+    return RequestPermissionResult.model_validate(
+        {
+            "outcome": {
+                "outcome": "selected",
+                "optionId": "allow_once" if allowed else "reject_once",
+            },
+            "updatedInput": updated if isinstance(updated, dict) else None,
+            "message": None
+            if allowed
+            else answer.get("message") or "a PermissionRequest hook denied it",
+        }
+    )
+
+
 async def _pre_tool_use(session: AgentSession, tool: Tool, call: ToolCallPart) -> Verdict | None:
     hooks = session_hooks(session)
     if hooks is None:
@@ -307,10 +337,11 @@ async def _ask(
         if proposal
         else None,
     )
-    reply = None
+    reply = await _permission_request(session, tool, asked)
     try:
-        with anyio.move_on_after(session.approval_timeout):
-            reply = await sink.request_permission(ref, permissions.options_for(decision))
+        if reply is None:
+            with anyio.move_on_after(session.approval_timeout):
+                reply = await sink.request_permission(ref, permissions.options_for(decision))
     except UserNotReachable:
         return (
             (

@@ -64,15 +64,22 @@ def hook_caller(door: Channel, *, events: bool = False) -> Call:
         output = answer.get("response") or {}
         specific = output.get("hookSpecificOutput")
         if isinstance(tool, str) and isinstance(specific, dict):
-            updated = specific.get("updatedInput")
-            if isinstance(updated, dict):
-                output = {
-                    **output,
-                    "hookSpecificOutput": {**specific, "updatedInput": from_claude(tool, updated)},
-                }
+            output = {**output, "hookSpecificOutput": ours(tool, specific)}
         return output
 
     return call
+
+
+def ours(tool: str, specific: dict[str, Any]) -> dict[str, Any]:
+    """A hook's rewritten input (PreToolUse's, a PermissionRequest decision's) in agentls's
+    argument names."""
+    out = dict(specific)
+    if isinstance(out.get("updatedInput"), dict):
+        out["updatedInput"] = from_claude(tool, out["updatedInput"])
+    decision = out.get("decision")
+    if isinstance(decision, dict) and isinstance(decision.get("updatedInput"), dict):
+        out["decision"] = {**decision, "updatedInput": from_claude(tool, decision["updatedInput"])}
+    return out
 
 
 def frame(subtype: str, fields: dict[str, Any], session_id: str) -> dict[str, Any]:

@@ -46,8 +46,8 @@ SDK_MCP = (
 INITIALIZE: dict[str, Item] = {
     "subtype": I("the request's tag"),
     "hooks": H(
-        "called back with hook_callback: PreToolUse, PostToolUse, UserPromptSubmit, Stop, "
-        "SessionStart; hooks for other events are named in a warning"
+        "called back with hook_callback: PreToolUse, PermissionRequest, PostToolUse, "
+        "UserPromptSubmit, Stop, SessionStart; hooks for other events are named in a warning"
     ),
     "sdkMcpServers": H("in-process servers: every message goes to the host as mcp_message"),
     "sdkMcpServerConfigs": R(
