@@ -18,7 +18,6 @@ from tests.test_acp_frontend import Editor, agentls_acp, fake_env, text
 pytestmark = [
     pytest.mark.skipif(not probe().available, reason=f"no sandbox: {probe().reason}"),
     pytest.mark.timeout(600),
-    pytest.mark.xfail(strict=True, reason="the editor gets the path while a sandboxed job can swap it"),
 ]
 FS = schema.ClientCapabilities(
     fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)

@@ -45,6 +45,7 @@ from server.frontends.acp_lines import MAX_LINE, CheckedLines
 from server.frontends.acp_tools import ToolCards
 from server.sessions.model import ClientCapabilities
 from server.sessions.service import ServiceError, SessionService
+from server.tools.sandbox import commands_running
 from server.turn import UserNotReachable
 
 log = logging.getLogger(__name__)
@@ -359,7 +360,13 @@ class AcpDoor:
         if use is None:
             return
         files = EditorFiles(
-            self.conn, session_id, session.cwd, read=read, write=write, flush=self.flush
+            self.conn,
+            session_id,
+            session.cwd,
+            read=read,
+            write=write,
+            flush=self.flush,
+            racing=commands_running,
         )
         use(files)
         self._files[session_id] = files

@@ -6,6 +6,12 @@ paths inside the session's cwd go to the editor, and only reads of files that ex
 (a client answers "" for a file it has no buffer of, which would read as an empty file); anything
 else, and any error the client answers with, falls back to the disk. Each request waits until
 the updates queued before it (the tool call it serves) are on the wire.
+
+The editor opens the path itself, following any symlink it meets, so a folder swapped for a
+symlink between agentls's check and the editor's open would lead it outside the workspace. The
+editor gets the real path agentls judged, and nothing goes to it while a sandboxed command
+(which runs unasked, and could make such a swap) may be running in the workspace: agentls
+then reads and writes the disk itself, where every folder is opened without following links.
 """
 
 from __future__ import annotations
@@ -31,8 +37,11 @@ class EditorFiles:
         read: bool,
         write: bool,
         flush: Callable[[], Awaitable[None]],
+        racing: Callable[[Path], bool] = lambda path: False,
     ):
         self.conn = conn
+        self.racing = racing
+        """Whether something that runs unasked may be changing the files around a path."""
         self.flush = flush
         self.session_id = session_id
         self.cwd = cwd
@@ -44,7 +53,7 @@ class EditorFiles:
             path.resolve().relative_to(self.cwd.resolve())
         except (ValueError, OSError, RuntimeError):
             return False
-        return True
+        return not self.racing(path)
 
     async def read_text(self, path: Path) -> str | None:
         if not self.read or not self._inside(path) or not path.is_file():

@@ -233,14 +233,14 @@ async def editor_text(ctx: ToolContext, path: Path) -> str | None:
     """The file's text as `ctx.files` (the editor) has it, or None to read the disk."""
     if ctx.files is None:
         return None
-    return await ctx.files.read_text(path)
+    return await ctx.files.read_text(ctx.judged.get(path, path))
 
 
 async def editor_write(ctx: ToolContext, path: Path, text: str) -> bool:
     """Write through `ctx.files` (the editor); False when the disk must be written instead."""
     if ctx.files is None:
         return False
-    return bool(await ctx.files.write_text(path, text))
+    return bool(await ctx.files.write_text(ctx.judged.get(path, path), text))
 
 
 class WriteFileInput(ToolInput):

@@ -424,6 +424,14 @@ def _placeholders(folder: Path) -> Placeholders:
     return placeholders
 
 
+def commands_running(path: Path, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a sandboxed command (of any agentls process) may be changing the files around
+    `path` right now: a folder swapped for a symlink by one could redirect an open that agentls
+    does not make itself (an editor's)."""
+    real = Path(os.path.realpath(path))
+    return _placeholders(state_dir(environ)).running(real)
+
+
 def make_sandbox(
     config: Mapping[str, Any], workspace: Path, environ: Mapping[str, str] | None = None
 ) -> Sandbox:

@@ -149,6 +149,7 @@ class Placeholders:
     def hold(self, workspace: Path, *, skip: frozenset[str] = frozenset(), create: bool = True) -> Held:
         """Hold every control name of `workspace` read-only for one command; `release` ends it.
         `create=False`: only those that exist (no placeholder for the others)."""
+        workspace = Path(os.path.realpath(workspace))
         with self._lock:
             state = self._open.get(workspace)
             if state is None:
@@ -166,12 +167,14 @@ class Placeholders:
     def release(self, workspace: Path) -> None:
         """One command has ended; once none holds the workspace, its placeholders go a little
         later (`SWEEP_AFTER_S`), off the command's path."""
+        workspace = Path(os.path.realpath(workspace))
         with self._lock:
             state = self._open.get(workspace)
             if state is None or state.users == 0:
                 return
             state.users -= 1
             if state.users == 0:
+                fcntl.flock(state.lock_fd, fcntl.LOCK_UN)  # other processes may see it idle
                 state.idle_since = time.monotonic()
                 if self._sweeper is None:
                     self._sweeper = threading.Thread(target=self._sweep_idle, daemon=True)
@@ -195,6 +198,7 @@ class Placeholders:
     def sweep(self, workspace: Path) -> None:
         """Remove the workspace's placeholders now if no command holds them (in this process
         or, through the lock, another)."""
+        workspace = Path(os.path.realpath(workspace))
         with self._lock:
             self._sweep(workspace)
 
@@ -214,15 +218,41 @@ class Placeholders:
         finally:
             os.close(state.lock_fd)
 
+    def running(self, path: Path) -> bool:
+        """Whether a sandboxed command may be running where it could change `path`: one of this
+        process in a workspace above or below it, or one of any agentls process in a workspace
+        that holds it."""
+        with self._lock:
+            for workspace, state in self._open.items():
+                related = workspace == path or workspace in path.parents or path in workspace.parents
+                if state.users > 0 and related:
+                    return True
+        for folder in (path, *path.parents):
+            if self._locked_elsewhere(folder):
+                return True
+        return False
+
+    def _locked_elsewhere(self, workspace: Path) -> bool:
+        try:
+            fd = os.open(self._dir / _lock_name(workspace), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # closing drops the probe's lock
+        return False
+
     def sweep_all(self) -> None:
         for workspace in list(self._open):
             self.sweep(workspace)
 
     def _lock_file(self, workspace: Path) -> int:
         private_dir(self._dir)
-        key = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        return os.open(self._dir / f"{key}.placeholders", flags, 0o600)
+        return os.open(self._dir / _lock_name(workspace), flags, 0o600)
 
     def _hold(self, workspace: Path, lock_fd: int, skip: frozenset[str], create: bool) -> Held:
         held = Held()
@@ -247,6 +277,10 @@ class Placeholders:
             os.lseek(lock_fd, 0, os.SEEK_END)
             os.write(lock_fd, b"".join(os.fsencode(p) + b"\n" for p in created))
         return held
+
+
+def _lock_name(workspace: Path) -> str:
+    return f"{hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]}.placeholders"
 
 
 def _kind(path: Path) -> str | None:
