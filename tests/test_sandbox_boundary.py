@@ -119,6 +119,7 @@ class Door:
             [*argv, "--verbose"], capture_output=True, cwd=self.workspace, env=self.env, timeout=120
         )
         assert b'"type": "result"' in done.stdout or b'"type":"result"' in done.stdout, done.stderr
+        self.frames = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
 async def settled(observe, expected, deadline_s: float = 60.0) -> None:
@@ -487,7 +488,7 @@ async def test_a_sandboxed_command_leaves_the_runtime_dir_private_for_the_reside
     assert (workspace / "made.txt").read_text() == "in\n"
 
 
-@pytest.mark.parametrize("door", ["serve", "acp"])
+@pytest.mark.parametrize("door", ["serve", "acp", "stream-json"])
 async def test_the_home_folder_as_the_workspace_is_said_with_a_project_folder_proposed(
     door, home, run_dir, fake_llm
 ):
@@ -503,6 +504,9 @@ async def test_the_home_folder_as_the_workspace_is_said_with_a_project_folder_pr
         assert notes == [
             {"kind": "workspace_trust", "trusted": False, "cwd": str(home), "ignored": [], "broad": True}
         ]
+    elif door == "stream-json":
+        [note] = [f for f in runner.frames if f.get("subtype") == "workspace_trust"]
+        assert (note["cwd"], note["broad"]) == (str(home), True)
     else:
         said = "".join(
             u.content.text for u in runner.editor.updates

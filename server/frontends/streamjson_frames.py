@@ -214,6 +214,8 @@ class TurnFrames:
 
     def _on_workspace_trust(self, update: dict[str, Any]) -> list[dict[str, Any]]:
         note = {k: update[k] for k in ("trusted", "cwd", "ignored")}
+        if update.get("broad"):
+            note["broad"] = True
         return [self._system("workspace_trust", note)]
 
     def _on_store_warning(self, update: dict[str, Any]) -> list[dict[str, Any]]:
