@@ -19,7 +19,6 @@ from tests.test_acp_frontend import Editor, agentls_acp, fake_env, text
 
 pytestmark = [
     pytest.mark.timeout(600),
-    pytest.mark.xfail(strict=True, reason="calls on one path share the judged paths"),
 ]
 FS = schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=True))
 OUTSIDE = "outside-secret-canary"

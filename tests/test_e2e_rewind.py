@@ -222,7 +222,7 @@ async def test_acp_clients_rewind_through_the_extension_method(tmp_path, workspa
     env = fake_env(tmp_path, fake_llm)
     async with agentls_acp(tmp_path, env, editor) as (conn, init):
         assert init.agent_capabilities.field_meta == {
-            "agentls": {"rewind": "_agentls/session/rewind"}
+            "agentls": {"rewind": "_agentls/session/rewind", "reportTurns": True}
         }
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         response = await conn.prompt(session_id=session.session_id, prompt=text("bump it"))

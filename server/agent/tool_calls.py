@@ -25,7 +25,7 @@ from server.agent.state import AgentSession
 from server.permissions import Decision
 from server.providers.messages import Message, ToolCallPart, ToolResultPart
 from server.skills import granted_tools
-from server.tools.base import Tool, ToolError, ToolResult, render
+from server.tools.base import Tool, ToolContext, ToolError, ToolResult, render
 from server.tools.files import WriteFile, WriteFileInput
 from server.tools.live import LIVE_OUTPUT
 from server.trust import is_trusted
@@ -130,7 +130,9 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
         return fail(f"Invalid arguments for {call.name}: {_describe(exc)}")
 
     asked = tool
-    refusal, tool, args = await _check_permission(session, tool, args, call, sink)
+    # Each call judges and opens its own paths: calls on one path may run at once.
+    ctx = replace(session.tool_ctx, judged={}, shared=set())
+    refusal, tool, args = await _check_permission(session, tool, args, call, sink, ctx=ctx)
     if refusal:
         return fail(refusal, "denied")
 
@@ -142,7 +144,7 @@ async def run_one(session: AgentSession, call: ToolCallPart, sink: TurnSink) -> 
         )
     )
     try:
-        outcome = await tool.run(session.tool_ctx, args)
+        outcome = await tool.run(ctx, args)
     except ToolError as exc:
         return fail(str(exc))
     except Exception as exc:
@@ -194,6 +196,7 @@ async def _check_permission(
     call: ToolCallPart,
     sink: TurnSink,
     *,
+    ctx: ToolContext,
     shown: dict[str, Any] | None = None,
     rewrites: int = 0,
 ) -> tuple[str | None, Tool, Any]:
@@ -219,16 +222,16 @@ async def _check_permission(
             if _judged_fields(session, tool, new) != _judged_fields(session, tool, args):
                 hooked.permission = None if hooked.permission == "allow" else hooked.permission
             args, shown = new, rewritten
-    ruled = rules.judge(tool, args, session.tool_ctx)
+    ruled = rules.judge(tool, args, ctx)
     if ruled is not None and ruled.action == "deny":
         return f"Not allowed: {ruled.reason}.", tool, args
     if hooked is not None and hooked.permission == "ask" and ruled is None:
         ruled = Decision("ask", hooked.reason or "a PreToolUse hook asks first")
     if approval_due(session, tool):
         return await approve_plan(session, tool, args, call, sink), tool, args
-    asked = Asked(call, call.arguments if shown is None else shown, rewrites)
+    asked = Asked(call, call.arguments if shown is None else shown, rewrites, ctx)
     if hooked is not None and hooked.permission == "allow" and ruled is None:
-        return _hook_allowed(session, tool, args)
+        return _hook_allowed(session, ctx, tool, args)
     return await _ask(session, tool, args, asked, sink, ruled)
 
 
@@ -270,11 +273,13 @@ async def _pre_tool_use(session: AgentSession, tool: Tool, call: ToolCallPart) -
     return await hooks.run("PreToolUse", fields, tool=tool.name, tool_use_id=call.id)
 
 
-def _hook_allowed(session: AgentSession, tool: Tool, args: Any) -> tuple[str | None, Tool, Any]:
+def _hook_allowed(
+    session: AgentSession, ctx: ToolContext, tool: Tool, args: Any
+) -> tuple[str | None, Tool, Any]:
     """A PreToolUse hook's `allow` answers the question the policy would ask; what the policy
     refuses stays refused, and what an ask rule (or a deny rule that may cover the call) asks
     is still asked."""
-    decision = _decide(session, tool, args, None)
+    decision = _decide(session, ctx, tool, args, None)
     if decision.action == "deny":
         return f"Not allowed: {decision.reason}.", tool, args
     return None, tool, leave_sandbox(tool, args) if decision.outside else args
@@ -290,19 +295,21 @@ class Asked:
     shown: dict[str, Any]
     """The input the user sees: the model's, or an earlier answer's rewrite of it."""
     rewrites: int
+    ctx: ToolContext
+    """The call's own view of the tool context: the paths its decision judged."""
 
 
-def _decide(session: AgentSession, tool: Tool, args: Any, ruled: Decision | None) -> Decision:
+def _decide(
+    session: AgentSession, ctx: ToolContext, tool: Tool, args: Any, ruled: Decision | None
+) -> Decision:
     """The policy's decision, asked instead of allowed when an ask rule covers the call (such
     a question is never remembered: the rule asks every time)."""
     granted = skill_rules(session)
-    decision = permissions.decide(
-        tool, args, session.tool_ctx, session.permissions, granted=granted
-    )
+    decision = permissions.decide(tool, args, ctx, session.permissions, granted=granted)
     if ruled is None and decision.action == "ask" and decision.rule:
         # an ordinary question (what always asks has no rule to remember): a path allow rule
         # covering every path answers it
-        if rules.allows(tool, args, session.tool_ctx):
+        if rules.allows(tool, args, ctx):
             return Decision("allow")
     if ruled is None or decision.action == "deny":
         return decision
@@ -318,14 +325,14 @@ async def _ask(
     ruled: Decision | None,
 ) -> tuple[str | None, Tool, Any]:
     call = asked.call
-    decision = _decide(session, tool, args, ruled)
+    decision = _decide(session, asked.ctx, tool, args, ruled)
     if decision.outside and decision.action != "deny":
         args = leave_sandbox(tool, args)
     if decision.action == "allow":
         return None, tool, args
     if decision.action == "deny":
         return f"Not allowed: {decision.reason}.", tool, args
-    proposal = await tool.propose(session.tool_ctx, args)
+    proposal = await tool.propose(asked.ctx, args)
     ref = ToolCallRef(
         tool_call_id=call.id,
         name=call.name,
@@ -406,7 +413,14 @@ async def _rewritten(
     if asked.rewrites >= MAX_REWRITES:
         return "Not run: the answers kept changing the call.", tool, args
     return await _check_permission(
-        session, tool, new, asked.call, sink, shown=updated, rewrites=asked.rewrites + 1
+        session,
+        tool,
+        new,
+        asked.call,
+        sink,
+        ctx=asked.ctx,
+        shown=updated,
+        rewrites=asked.rewrites + 1,
     )
 
 
