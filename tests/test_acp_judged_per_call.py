@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from acp import schema
 
 from server.testing.fake_llm import FakeToolCall, Reply
 from tests.test_acp_frontend import Editor, agentls_acp, fake_env, text
+from tests.test_e2e_judged_once import Flipper
 
 pytestmark = [
     pytest.mark.timeout(600),
@@ -32,15 +32,6 @@ class SlowEditor(Editor):
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any):
         await asyncio.sleep(0.005)
         raise ValueError("no buffer")
-
-
-def flip(link, targets, stop: threading.Event) -> None:
-    spare = link.with_name("spare")
-    while not stop.is_set():
-        for target in targets:
-            spare.unlink(missing_ok=True)
-            os.symlink(target, spare)
-            os.replace(spare, link)
 
 
 async def test_concurrent_reads_each_open_what_their_own_decision_judged(
@@ -67,16 +58,15 @@ async def test_concurrent_reads_each_open_what_their_own_decision_judged(
     editor.on_permission = lambda r: schema.RequestPermissionResponse(
         outcome=schema.AllowedOutcome(outcome="selected", option_id="reject_once")
     )
-    stop = threading.Event()
-    flipper = threading.Thread(target=flip, args=(link, [outside, inside], stop), daemon=True)
+    flipper = Flipper(link, [outside, inside])
     env = fake_env(tmp_path, fake_llm)
     try:
         async with agentls_acp(tmp_path, env, editor, caps=FS) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            flipper.start()
+            flipper.thread.start()
             await conn.prompt(session_id=session.session_id, prompt=text("go"))
     finally:
-        stop.set()
+        flipper.stop.set()
     sent_back = json.dumps([r.body["messages"] for r in fake_llm.requests])
     assert sent_back.count("inside notes") > 0, "some reads went through"
     assert OUTSIDE not in sent_back, "a read returned the outside file unasked"
