@@ -99,7 +99,6 @@ def test_a_refused_edit_is_reported_on_stderr_and_the_exit_code(tmp_path, worksp
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="the model's word is the answer, whatever its edits did")
 def test_the_answer_after_a_refused_edit_says_it_was_not_done(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm)
     (workspace / "six.py").write_text('__version__ = "1.17.0"\n')
@@ -112,7 +111,6 @@ def test_the_answer_after_a_refused_edit_says_it_was_not_done(tmp_path, workspac
     )
 
 
-@pytest.mark.xfail(strict=True, reason="the model's word is the answer, whatever its edits did")
 def test_the_answer_after_a_failed_edit_says_so_unless_a_retry_made_it(
     tmp_path, workspace, fake_llm
 ):
