@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from server.testing.fake_llm import FakeModelServer, FakeToolCall, Reply
 from tests.agent_client import server_env
 from tests.trust_fixture import clone
@@ -84,7 +82,6 @@ def edit_version() -> FakeToolCall:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="-p says nothing of a refused call and exits 0")
 def test_a_refused_edit_is_reported_on_stderr_and_the_exit_code(tmp_path, workspace, fake_llm):
     clone(workspace, fake_llm)
     (workspace / "six.py").write_text('__version__ = "1.17.0"\n')

@@ -34,6 +34,7 @@ from protocol.methods import (
     SessionUpdateParams,
 )
 from protocol.updates import Usage
+from server.frontends.print_refusals import exit_code, refusal_lines
 from server.frontends.stdio import Chunks, StdinChunks, read_lines
 from server.frontends.streamjson_args import from_claude, to_claude
 from server.frontends.streamjson_cli import (
@@ -713,6 +714,8 @@ class StreamJsonDoor:
         if fmt == "json":
             self.stdout.write(json.dumps(result, ensure_ascii=False).encode() + b"\n")
         elif fmt == "text":
+            for line in refusal_lines(result, cwd=self.options.cwd, mode=self.options.mode):
+                print(line, file=self.stderr, flush=True)
             text = result.get("result") or "; ".join(result.get("errors") or [])
             stream = self.stdout if not result["is_error"] else None
             if stream:
@@ -720,7 +723,7 @@ class StreamJsonDoor:
             else:
                 print(f"agentls: {result['subtype']}: {text}", file=self.stderr, flush=True)
         self.stdout.flush()
-        return 1 if result["is_error"] else 0
+        return exit_code(result, output_format=fmt)
 
 
 NOTES_HEAD = "agentls does not do all this session asked for:"
