@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
+
+from server.logs import runtime_dir
 
 Scheme = Literal["unix", "tcp", "ws"]
 MAX_UNIX_PATH = 107
@@ -81,15 +82,6 @@ def parse(text: str) -> Address:
         raise AddressError(f"{text!r}: a path is not part of a listening address")
     scheme: Scheme = "tcp" if parts.scheme == "tcp" else "ws"
     return Address(scheme, host=parts.hostname, port=port)
-
-
-def runtime_dir(environ: Mapping[str, str]) -> Path:
-    """Where this user's sockets live: $XDG_RUNTIME_DIR/agentls, else a private temp dir."""
-    base = environ.get("XDG_RUNTIME_DIR")
-    if base and Path(base).is_dir():
-        return Path(base) / "agentls"
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"agentls-{uid}"
 
 
 def default_address(environ: Mapping[str, str]) -> Address:
