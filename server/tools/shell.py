@@ -220,6 +220,8 @@ class _Job:
         return {"jobId": self.id, "status": state, "exitCode": code}
 
     def new_output(self) -> tuple[str, bool]:
+        if self.proc.poll() is not None:  # its output may still be on its way to the log
+            self.log.done.wait(DRAIN_GRACE_S)
         finished = self.log.done.is_set()
         data, self.offset, skipped = self.log.read_from(self.offset)
         if len(data) > 4 * MAX_OUTPUT:
